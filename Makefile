@@ -1,0 +1,55 @@
+# Knowledge Bank — the two commands: `make run` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+STAMP := $(VENV)/.installed
+
+.PHONY: run test setup migrate demo lint bench stop-db worker schema clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# The CPU build of torch from the local wheel first, so nothing pulls a CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+migrate: setup
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+
+run: demo
+	@$(PY) manage.py ensure_admin
+	@echo "Serving Knowledge Bank on http://127.0.0.1:$(PORT)/admin/ (API under /api/v1/, docs at /api/v1/docs/)"
+	$(PY) manage.py runserver --insecure 127.0.0.1:$(PORT)
+
+test: setup
+	@bash scripts/ensure-services
+	$(PY) manage.py check
+	$(PY) manage.py makemigrations --check --dry-run
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest -p no:cacheprovider -n 2 --dist loadgroup
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+schema: setup
+	$(PY) manage.py spectacular --file tests/api/openapi-snapshot.yaml --validate
+
+worker: setup
+	$(VENV)/bin/celery -A config worker -l info
+
+bench: setup
+	$(PY) bench/search.py
+
+stop-db: setup
+	$(PY) -c "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings'); from config.pgembedded.server import stop_server; print('stopped' if stop_server() else 'not running')"
+
+clean: stop-db
+	rm -rf .pgdata .run

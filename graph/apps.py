@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class GraphConfig(AppConfig):
+    name = "graph"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,93 @@
+"""The error envelope of API.md: {"error": {"code", "message", "fields"}}. No 500s by design."""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+from kb.errors import KbError
+
+logger = logging.getLogger("kb.api")
+
+
+class ApiError(exceptions.APIException):
+    """An error raised by the API layer itself, rendered in the envelope."""
+
+    def __init__(self, status_code: int, code: str, message: str, fields: dict | None = None, extra: dict | None = None):
+        super().__init__(message)
+        self.status_code = status_code
+        self.code = code
+        self.message = message
+        self.fields = fields or {}
+        self.extra = extra or {}
+
+
+def envelope(code: str, message: str, fields: dict | None = None, **extra) -> dict:
+    error = {"code": code, "message": message, "fields": fields or {}}
+    error.update(extra)
+    return {"error": error}
+
+
+def _flatten(detail) -> dict:
+    if isinstance(detail, dict):
+        out = {}
+        for key, value in detail.items():
+            if isinstance(value, list) and value and not isinstance(value[0], dict):
+                out[key] = " ".join(str(v) for v in value)
+            else:
+                out[key] = value if isinstance(value, dict | list) else str(value)
+        return out
+    return {}
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, KbError):
+        return Response(envelope(exc.code, exc.message, exc.fields, **exc.extra), status=exc.status)
+    if isinstance(exc, ApiError):
+        return Response(envelope(exc.code, exc.message, exc.fields, **exc.extra), status=exc.status_code)
+    if isinstance(exc, Http404):
+        return Response(envelope("not_found", "Nothing is found at this address."), status=404)
+    if isinstance(exc, DjangoPermissionDenied):
+        return Response(envelope("forbidden", "You may not do this."), status=403)
+    if isinstance(exc, exceptions.ParseError):
+        return Response(envelope("bad_json", f"The body is not valid JSON: {exc.detail}"), status=400)
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        return Response(envelope("unsupported_media_type", str(exc.detail)), status=415)
+    if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+        response = Response(
+            envelope("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'."),
+            status=401,
+        )
+        response["WWW-Authenticate"] = 'Bearer realm="api"'
+        return response
+    if isinstance(exc, exceptions.PermissionDenied):
+        return Response(envelope("forbidden", str(exc.detail)), status=403)
+    if isinstance(exc, exceptions.MethodNotAllowed):
+        return Response(envelope("method_not_allowed", str(exc.detail)), status=405)
+    if isinstance(exc, exceptions.Throttled):
+        return Response(envelope("throttled", str(exc.detail)), status=429)
+    if isinstance(exc, exceptions.ValidationError):
+        return Response(
+            envelope("invalid_input", "Some fields are invalid.", _flatten(exc.detail)), status=400
+        )
+    if isinstance(exc, exceptions.APIException):
+        return Response(envelope(getattr(exc, "default_code", "error"), str(exc.detail)), status=exc.status_code)
+    # Last resort: never leak a traceback; log it and answer in the envelope.
+    logger.exception("Unhandled error in %s", context.get("view"))
+    return Response(
+        envelope("internal_error", "Something went wrong on our side; nothing was written."),
+        status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+    )
+
+
+def json_not_found(request, exception=None):
+    """404 for unknown addresses: JSON under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(envelope("not_found", "Nothing is found at this address."), status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)

@@ -1,0 +1,153 @@
+"""Request and response serializers used to document the API in the OpenAPI schema.
+
+Validation itself lives in the services (so REST, MCP, imports and commands agree); these
+classes describe the shapes for the schema and the offline docs.
+"""
+
+from rest_framework import serializers
+
+
+class ErrorBody(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    fields = serializers.DictField()
+
+
+class ErrorEnvelope(serializers.Serializer):
+    error = ErrorBody()
+
+
+class AnchorsSerializer(serializers.Serializer):
+    files = serializers.ListField(child=serializers.CharField(), required=False)
+    symbols = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class ConnectionSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    relation = serializers.CharField()
+    note = serializers.CharField(required=False, allow_blank=True)
+
+
+class EntryWriteSerializer(serializers.Serializer):
+    title = serializers.CharField()
+    content = serializers.CharField(required=False, allow_blank=True)
+    summary = serializers.CharField(required=False, allow_blank=True)
+    useful_for = serializers.CharField(required=False, allow_blank=True)
+    kind = serializers.CharField(required=False)
+    key = serializers.CharField(required=False, allow_null=True)
+    systems = serializers.ListField(child=serializers.CharField(), required=False)
+    tasks = serializers.ListField(child=serializers.CharField(), required=False)
+    metadata = serializers.DictField(required=False)
+    lifetime = serializers.DictField(help_text='Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}.')
+    anchors = AnchorsSerializer(required=False)
+    steps = serializers.ListField(required=False, allow_null=True)
+    connections = ConnectionSerializer(many=True, required=False)
+
+
+class EntryPatchSerializer(EntryWriteSerializer):
+    title = serializers.CharField(required=False)
+    lifetime = serializers.DictField(required=False)
+
+
+class EntryLinkSerializer(serializers.Serializer):
+    edge_id = serializers.IntegerField()
+    relation = serializers.CharField()
+    direction = serializers.ChoiceField(choices=["in", "out"])
+    note = serializers.CharField(allow_blank=True)
+    entry = serializers.DictField()
+
+
+class EntrySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    key = serializers.CharField(allow_null=True)
+    title = serializers.CharField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    summary = serializers.CharField()
+    content = serializers.CharField()
+    useful_for = serializers.CharField()
+    systems = serializers.ListField(child=serializers.CharField())
+    tasks = serializers.ListField(child=serializers.CharField())
+    steps = serializers.ListField(allow_null=True)
+    metadata = serializers.DictField()
+    lifetime = serializers.DictField()
+    expired = serializers.BooleanField()
+    anchors = AnchorsSerializer()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    verified_at = serializers.DateTimeField(allow_null=True)
+    verified_by = serializers.CharField(allow_null=True)
+    usage_count = serializers.IntegerField()
+    edges = EntryLinkSerializer(many=True)
+    aliases = serializers.ListField(child=serializers.CharField())
+    merged_from = serializers.CharField(required=False)
+
+
+class QueryRequestSerializer(serializers.Serializer):
+    query = serializers.CharField()
+    limit = serializers.IntegerField(required=False, default=8, min_value=1, max_value=100)
+    fold = serializers.BooleanField(required=False, default=True)
+    pool = serializers.IntegerField(required=False, default=20, min_value=1, max_value=200)
+    neighbors = serializers.IntegerField(required=False, default=3, min_value=0, max_value=20)
+    lexical = serializers.BooleanField(required=False, default=False)
+    kinds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    systems = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    include_retired = serializers.BooleanField(required=False, default=True)
+
+
+class RelatedItemSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    relation = serializers.CharField()
+    direction = serializers.ChoiceField(choices=["in", "out"])
+    kind = serializers.ChoiceField(choices=["folded", "neighbor"])
+    note = serializers.CharField(allow_blank=True)
+    summary = serializers.CharField(allow_blank=True)
+    via = serializers.DictField(required=False, allow_null=True)
+
+
+class QueryResultSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    key = serializers.CharField(allow_null=True)
+    title = serializers.CharField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    summary = serializers.CharField()
+    content = serializers.CharField()
+    useful_for = serializers.CharField()
+    systems = serializers.ListField(child=serializers.CharField())
+    tasks = serializers.ListField(child=serializers.CharField())
+    steps = serializers.ListField(allow_null=True)
+    score = serializers.FloatField()
+    rank = serializers.IntegerField()
+    matched_by = serializers.ListField(child=serializers.CharField())
+    related = RelatedItemSerializer(many=True)
+    neighbors = RelatedItemSerializer(many=True)
+
+
+class QueryStatsSerializer(serializers.Serializer):
+    pool = serializers.IntegerField()
+    groups = serializers.IntegerField()
+    folded = serializers.IntegerField()
+    refilled = serializers.IntegerField()
+    neighbors = serializers.IntegerField()
+    took_ms = serializers.FloatField()
+
+
+class QueryResponseSerializer(serializers.Serializer):
+    bank = serializers.CharField()
+    query = serializers.CharField()
+    fold = serializers.BooleanField()
+    results = QueryResultSerializer(many=True)
+    stats = QueryStatsSerializer()
+
+
+class JobSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    status = serializers.ChoiceField(choices=["queued", "running", "succeeded", "failed"])
+    progress = serializers.DictField()
+    result = serializers.DictField()
+    errors = serializers.ListField(child=serializers.DictField())
+
+
+class JobQueuedSerializer(serializers.Serializer):
+    job = serializers.CharField()

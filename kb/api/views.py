@@ -1,0 +1,153 @@
+"""REST views for entries, imports and jobs: thin — parse, call a service, render."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import parsers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kb.api import schemas
+from kb.api.auth import AuditedViewMixin, AgentPrincipal, actor_for, bank_for
+from kb.api.errors import ApiError
+from kb.api.render import entry_detail
+from kb.models import Bank, Job, Scope
+from kb.services import bulk
+from kb.services.entries import EDITABLE_FIELDS, clean_entry_data, create_entry, find_entry, update_entry, verify_entry
+
+ERRORS = {
+    400: OpenApiResponse(schemas.ErrorEnvelope, description="Bad input"),
+    403: OpenApiResponse(schemas.ErrorEnvelope, description="Missing scope"),
+    404: OpenApiResponse(schemas.ErrorEnvelope, description="Unknown bank or entry"),
+}
+
+
+class BankAPIView(AuditedViewMixin, APIView):
+    """Base of every bank-scoped view."""
+
+    def json_body(self, request) -> dict:
+        data = request.data
+        if not isinstance(data, dict):
+            raise ApiError(400, "invalid_body", "The body must be a JSON object.")
+        return data
+
+
+def _detail_response(bank: Bank, ref: str) -> dict:
+    entry = find_entry(bank, ref)
+    merged_from = ref if ref not in (entry.short_id, entry.key) else None
+    return entry_detail(entry, merged_from=merged_from)
+
+
+class EntryListView(BankAPIView):
+    @extend_schema(
+        request=schemas.EntryWriteSerializer,
+        responses={201: schemas.EntrySerializer, 409: schemas.ErrorEnvelope, 422: schemas.ErrorEnvelope, **ERRORS},
+        summary="Report a learning",
+    )
+    def post(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        data = clean_entry_data(bank_obj, self.json_body(request))
+        entry = create_entry(bank_obj, data, actor=actor_for(request))
+        return Response(entry_detail(find_entry(bank_obj, entry.short_id)), status=status.HTTP_201_CREATED)
+
+
+class EntryDetailView(BankAPIView):
+    @extend_schema(responses={200: schemas.EntrySerializer, **ERRORS}, summary="Read an entry")
+    def get(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        return Response(_detail_response(bank_obj, entry_id))
+
+    @extend_schema(request=schemas.EntryPatchSerializer, responses={200: schemas.EntrySerializer, **ERRORS},
+                   summary="Edit an entry (moves updated_at, never verified_at)")
+    def patch(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        entry = find_entry(bank_obj, entry_id)
+        changes = clean_entry_data(bank_obj, self.json_body(request), partial=True, allowed=EDITABLE_FIELDS)
+        if not changes:
+            raise ApiError(400, "empty_patch", "Send at least one field to change.")
+        update_entry(bank_obj, entry, changes, actor=actor_for(request))
+        return Response(_detail_response(bank_obj, entry.short_id))
+
+
+class EntryVerifyView(BankAPIView):
+    @extend_schema(request=None, responses={200: schemas.EntrySerializer, **ERRORS},
+                   summary="Confirm an entry still holds (moves verified_at)")
+    def post(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        entry = find_entry(bank_obj, entry_id)
+        note = request.data.get("note", "") if isinstance(request.data, dict) else ""
+        verify_entry(bank_obj, entry, actor=actor_for(request), note=str(note))
+        return Response(_detail_response(bank_obj, entry.short_id))
+
+
+class NDJSONParser(parsers.BaseParser):
+    """Reads a JSON Lines body as text."""
+
+    media_type = "application/x-ndjson"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        raw = stream.read() if stream is not None else b""
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ApiError(400, "bad_encoding", "The file must be UTF-8.") from exc
+
+
+class JSONLinesAliasParser(NDJSONParser):
+    media_type = "application/jsonl"
+
+
+class ImportView(BankAPIView):
+    parser_classes = [NDJSONParser, JSONLinesAliasParser, parsers.MultiPartParser]
+
+    @extend_schema(
+        request={"application/x-ndjson": {"type": "string"}, "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
+        responses={202: schemas.JobQueuedSerializer, **ERRORS},
+        summary="Import JSON Lines as a background job",
+    )
+    def post(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.CURATE)
+        data = request.data
+        if isinstance(data, str):
+            text = data
+        else:
+            upload = data.get("file") if hasattr(data, "get") else None
+            if upload is None:
+                raise ApiError(400, "missing_file", "Send the JSON Lines as the body or as a multipart 'file' part.")
+            try:
+                text = upload.read().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ApiError(400, "bad_encoding", "The file must be UTF-8.") from exc
+        with transaction.atomic():
+            job = bulk.queue_import_job(bank_obj, text, actor_for(request))
+        return Response({"job": job.public_id}, status=status.HTTP_202_ACCEPTED)
+
+
+def job_json(job: Job) -> dict:
+    return {
+        "id": job.public_id,
+        "kind": job.kind,
+        "bank": job.bank.slug,
+        "status": job.status,
+        "progress": {"done": job.progress_done, "total": job.progress_total},
+        "result": job.result,
+        "errors": job.errors,
+        "created_at": job.created_at.isoformat(),
+        "started_at": job.started_at.isoformat() if job.started_at else None,
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+    }
+
+
+class JobView(AuditedViewMixin, APIView):
+    @extend_schema(responses={200: schemas.JobSerializer, 404: schemas.ErrorEnvelope}, summary="Job status")
+    def get(self, request, job_id: str):
+        job = Job.objects.select_related("bank").filter(public_id=job_id).first()
+        user = request.user
+        visible = job is not None and (
+            getattr(user, "is_staff", False)
+            or (isinstance(user, AgentPrincipal) and user.token.banks.filter(pk=job.bank_id).exists())
+        )
+        if not visible:
+            raise ApiError(404, "job_not_found", f"No job {job_id!r} is visible to you.")
+        return Response(job_json(job))

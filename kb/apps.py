@@ -1,0 +1,14 @@
+from django.apps import AppConfig
+
+
+class KbConfig(AppConfig):
+    name = "kb"
+    verbose_name = "Knowledge bank"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from simple_history.signals import pre_create_historical_record
+
+        from kb.audit import fill_history_row
+
+        pre_create_historical_record.connect(fill_history_row, dispatch_uid="kb_fill_history_row")

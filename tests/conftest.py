@@ -1,0 +1,60 @@
+"""Shared fixtures: banks, entries, API clients with tokens. Real PostgreSQL throughout."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from kb.models import Bank
+from kb.services.entries import clean_entry_data, create_entry
+from kb.services.tokens import create_token
+
+
+@pytest.fixture
+def bank(db) -> Bank:
+    return Bank.objects.create(slug="acme", name="Acme engineering", kind="engineering")
+
+
+@pytest.fixture
+def other_bank(db) -> Bank:
+    return Bank.objects.create(slug="globex", name="Globex", kind="business")
+
+
+@pytest.fixture
+def make_entry(bank):
+    """Create an entry through the service, as the API would."""
+
+    def make(title: str = "An entry", *, in_bank: Bank | None = None, **fields):
+        target = in_bank or bank
+        data = {"title": title, "content": fields.pop("content", f"Content of {title}."), "lifetime": {"durable": True}}
+        data.update(fields)
+        return create_entry(target, clean_entry_data(target, data))
+
+    return make
+
+
+@pytest.fixture
+def token_client(db):
+    """An APIClient authenticated with a fresh token for the given banks and scopes."""
+
+    def make(*banks: Bank, scopes: str = "read,write,curate") -> APIClient:
+        _, raw = create_token("test-agent", banks, scopes)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def client_rw(bank, token_client) -> APIClient:
+    return token_client(bank)
+
+
+@pytest.fixture
+def hashing_embedder(settings):
+    """The deterministic test-only embedder, for logic that is not about retrieval quality."""
+    settings.KB_EMBEDDER = "hashing"
+    from kb.services.embedding import get_embedder
+
+    return get_embedder()

@@ -1,0 +1,1 @@
+"""Models of the $app app (filled in by later issues)."""
