@@ -9,6 +9,7 @@ class KbConfig(AppConfig):
     def ready(self) -> None:
         from simple_history.signals import pre_create_historical_record
 
+        import kb.api.openapi  # noqa: F401  (registers the OpenAPI auth extension)
         from kb.audit import fill_history_row
 
         pre_create_historical_record.connect(fill_history_row, dispatch_uid="kb_fill_history_row")

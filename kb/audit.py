@@ -24,7 +24,8 @@ class AuditContext:
 
 
 _current: contextvars.ContextVar[AuditContext] = contextvars.ContextVar(
-    "kb_audit_context", default=AuditContext()
+    "kb_audit_context",
+    default=AuditContext(),  # noqa: B039 (frozen, immutable)
 )
 
 
@@ -35,7 +36,9 @@ def current() -> AuditContext:
 @contextlib.contextmanager
 def acting_as(actor: str, reason: str = "") -> Iterator[AuditContext]:
     """Attribute every change inside the block to ``actor``."""
-    token = _current.set(replace(_current.get(), actor=actor, reason=reason or _current.get().reason))
+    token = _current.set(
+        replace(_current.get(), actor=actor, reason=reason or _current.get().reason)
+    )
     try:
         yield _current.get()
     finally:

@@ -9,7 +9,14 @@ class KbError(Exception):
     status = 400
     code = "bad_request"
 
-    def __init__(self, message: str, *, code: str | None = None, fields: dict | None = None, extra: dict | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        fields: dict | None = None,
+        extra: dict | None = None,
+    ):
         super().__init__(message)
         self.message = message
         if code:

@@ -72,11 +72,15 @@ class EntryKind(models.Model):
     structural 0); search turns it into a multiplier ``1 + scale × weight``.
     """
 
-    bank = models.ForeignKey(Bank, null=True, blank=True, on_delete=models.CASCADE, related_name="kinds")
+    bank = models.ForeignKey(
+        Bank, null=True, blank=True, on_delete=models.CASCADE, related_name="kinds"
+    )
     name = models.SlugField(max_length=64)
     weight = models.FloatField(default=1.0)
     container = models.BooleanField(default=False, help_text="Groups other entries (downranked).")
-    structural = models.BooleanField(default=False, help_text="Names a part of the system (weight 0).")
+    structural = models.BooleanField(
+        default=False, help_text="Names a part of the system (weight 0)."
+    )
     description = models.CharField(max_length=300, blank=True)
 
     class Meta:
@@ -168,9 +172,13 @@ class Entry(BankOwned):
         verbose_name_plural = "entries"
         ordering = ["bank", "title"]
         constraints = [
-            models.UniqueConstraint(fields=["bank", "short_id"], name="entry_short_id_unique_per_bank"),
             models.UniqueConstraint(
-                fields=["bank", "key"], condition=Q(key__isnull=False), name="entry_key_unique_per_bank"
+                fields=["bank", "short_id"], name="entry_short_id_unique_per_bank"
+            ),
+            models.UniqueConstraint(
+                fields=["bank", "key"],
+                condition=Q(key__isnull=False),
+                name="entry_key_unique_per_bank",
             ),
             models.CheckConstraint(
                 condition=Q(short_id__regex=r"^[0-9a-f]{8}$"), name="entry_short_id_format"
@@ -183,7 +191,9 @@ class Entry(BankOwned):
                 ),
                 name="entry_exactly_one_lifetime",
             ),
-            models.CheckConstraint(condition=~Q(resolved_by=models.F("id")), name="entry_not_resolved_by_itself"),
+            models.CheckConstraint(
+                condition=~Q(resolved_by=models.F("id")), name="entry_not_resolved_by_itself"
+            ),
         ]
         indexes = [
             models.Index(fields=["bank", "status"]),
@@ -208,13 +218,17 @@ class Entry(BankOwned):
     @property
     def context_text(self) -> str:
         """The text of the ``context`` search dimension: title, systems and tasks."""
-        return " | ".join(part for part in [self.title, ", ".join(self.systems), ", ".join(self.tasks)] if part)
+        return " | ".join(
+            part for part in [self.title, ", ".join(self.systems), ", ".join(self.tasks)] if part
+        )
 
 
 class EntryEmbedding(models.Model):
     """One vector per search dimension of an entry (content, useful_for, context)."""
 
-    entry = models.OneToOneField(Entry, primary_key=True, on_delete=models.CASCADE, related_name="embedding")
+    entry = models.OneToOneField(
+        Entry, primary_key=True, on_delete=models.CASCADE, related_name="embedding"
+    )
     bank = models.ForeignKey(Bank, on_delete=models.CASCADE, related_name="+")
     content = VectorField(dimensions=settings.KB_EMBEDDING_DIM, null=True)
     useful_for = VectorField(dimensions=settings.KB_EMBEDDING_DIM, null=True)
@@ -225,9 +239,27 @@ class EntryEmbedding(models.Model):
 
     class Meta:
         indexes = [
-            HnswIndex(name="emb_content_hnsw", fields=["content"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"]),
-            HnswIndex(name="emb_useful_hnsw", fields=["useful_for"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"]),
-            HnswIndex(name="emb_context_hnsw", fields=["context"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"]),
+            HnswIndex(
+                name="emb_content_hnsw",
+                fields=["content"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            HnswIndex(
+                name="emb_useful_hnsw",
+                fields=["useful_for"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            HnswIndex(
+                name="emb_context_hnsw",
+                fields=["context"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
             models.Index(fields=["bank"]),
         ]
 

@@ -26,7 +26,11 @@ def make_entry(bank):
 
     def make(title: str = "An entry", *, in_bank: Bank | None = None, **fields):
         target = in_bank or bank
-        data = {"title": title, "content": fields.pop("content", f"Content of {title}."), "lifetime": {"durable": True}}
+        data = {
+            "title": title,
+            "content": fields.pop("content", f"Content of {title}."),
+            "lifetime": {"durable": True},
+        }
         data.update(fields)
         return create_entry(target, clean_entry_data(target, data))
 
@@ -58,3 +62,17 @@ def hashing_embedder(settings):
     from kb.services.embedding import get_embedder
 
     return get_embedder()
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """Let two suites share one server: KB_TEST_DB_SUFFIX names a test database of its own."""
+    import os
+
+    from django.conf import settings
+
+    suffix = os.environ.get("KB_TEST_DB_SUFFIX")
+    if suffix:
+        db = settings.DATABASES["default"]
+        db.setdefault("TEST", {})
+        db["TEST"]["NAME"] = f"{db['TEST'].get('NAME') or 'test_' + db['NAME']}_{suffix}"

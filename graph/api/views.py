@@ -26,9 +26,15 @@ class QueryView(BankAPIView):
         serializer.is_valid(raise_exception=True)
         unknown = sorted(set(body) - set(serializer.fields))
         if unknown:
-            raise ApiError(400, "invalid_input", f"Unknown fields: {', '.join(unknown)}.",
-                           {name: "Unknown field." for name in unknown})
+            raise ApiError(
+                400,
+                "invalid_input",
+                f"Unknown fields: {', '.join(unknown)}.",
+                {name: "Unknown field." for name in unknown},
+            )
         data = serializer.validated_data
         if not data["query"].strip():
-            raise ApiError(400, "invalid_input", "query must not be blank.", {"query": "Must not be blank."})
+            raise ApiError(
+                400, "invalid_input", "query must not be blank.", {"query": "Must not be blank."}
+            )
         return Response(run_query(bank_obj, QueryParams(**data)))

@@ -66,7 +66,9 @@ def bank_for(request, slug: str, scope: str = Scope.READ) -> Bank:
         if bank is None or not token.banks.filter(pk=bank.pk).exists():
             raise ApiError(404, "bank_not_found", f"No bank {slug!r} is available to this token.")
         if scope not in token.scopes:
-            raise ApiError(403, "missing_scope", f"This token lacks the {scope!r} scope for this request.")
+            raise ApiError(
+                403, "missing_scope", f"This token lacks the {scope!r} scope for this request."
+            )
         return bank
     if user is not None and getattr(user, "is_staff", False):
         if bank is None:

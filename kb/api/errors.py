@@ -17,7 +17,14 @@ logger = logging.getLogger("kb.api")
 class ApiError(exceptions.APIException):
     """An error raised by the API layer itself, rendered in the envelope."""
 
-    def __init__(self, status_code: int, code: str, message: str, fields: dict | None = None, extra: dict | None = None):
+    def __init__(
+        self,
+        status_code: int,
+        code: str,
+        message: str,
+        fields: dict | None = None,
+        extra: dict | None = None,
+    ):
         super().__init__(message)
         self.status_code = status_code
         self.code = code
@@ -48,13 +55,17 @@ def exception_handler(exc, context):
     if isinstance(exc, KbError):
         return Response(envelope(exc.code, exc.message, exc.fields, **exc.extra), status=exc.status)
     if isinstance(exc, ApiError):
-        return Response(envelope(exc.code, exc.message, exc.fields, **exc.extra), status=exc.status_code)
+        return Response(
+            envelope(exc.code, exc.message, exc.fields, **exc.extra), status=exc.status_code
+        )
     if isinstance(exc, Http404):
         return Response(envelope("not_found", "Nothing is found at this address."), status=404)
     if isinstance(exc, DjangoPermissionDenied):
         return Response(envelope("forbidden", "You may not do this."), status=403)
     if isinstance(exc, exceptions.ParseError):
-        return Response(envelope("bad_json", f"The body is not valid JSON: {exc.detail}"), status=400)
+        return Response(
+            envelope("bad_json", f"The body is not valid JSON: {exc.detail}"), status=400
+        )
     if isinstance(exc, exceptions.UnsupportedMediaType):
         return Response(envelope("unsupported_media_type", str(exc.detail)), status=415)
     if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
@@ -75,7 +86,9 @@ def exception_handler(exc, context):
             envelope("invalid_input", "Some fields are invalid.", _flatten(exc.detail)), status=400
         )
     if isinstance(exc, exceptions.APIException):
-        return Response(envelope(getattr(exc, "default_code", "error"), str(exc.detail)), status=exc.status_code)
+        return Response(
+            envelope(getattr(exc, "default_code", "error"), str(exc.detail)), status=exc.status_code
+        )
     # Last resort: never leak a traceback; log it and answer in the envelope.
     logger.exception("Unhandled error in %s", context.get("view"))
     return Response(

@@ -38,7 +38,9 @@ class EntryWriteSerializer(serializers.Serializer):
     systems = serializers.ListField(child=serializers.CharField(), required=False)
     tasks = serializers.ListField(child=serializers.CharField(), required=False)
     metadata = serializers.DictField(required=False)
-    lifetime = serializers.DictField(help_text='Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}.')
+    lifetime = serializers.DictField(
+        help_text='Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}.'
+    )
     anchors = AnchorsSerializer(required=False)
     steps = serializers.ListField(required=False, allow_null=True)
     connections = ConnectionSerializer(many=True, required=False)

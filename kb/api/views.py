@@ -9,12 +9,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kb.api import schemas
-from kb.api.auth import AuditedViewMixin, AgentPrincipal, actor_for, bank_for
+from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
 from kb.api.render import entry_detail
 from kb.models import Bank, Job, Scope
 from kb.services import bulk
-from kb.services.entries import EDITABLE_FIELDS, clean_entry_data, create_entry, find_entry, update_entry, verify_entry
+from kb.services.entries import (
+    EDITABLE_FIELDS,
+    clean_entry_data,
+    create_entry,
+    find_entry,
+    update_entry,
+    verify_entry,
+)
 
 ERRORS = {
     400: OpenApiResponse(schemas.ErrorEnvelope, description="Bad input"),
@@ -42,14 +49,21 @@ def _detail_response(bank: Bank, ref: str) -> dict:
 class EntryListView(BankAPIView):
     @extend_schema(
         request=schemas.EntryWriteSerializer,
-        responses={201: schemas.EntrySerializer, 409: schemas.ErrorEnvelope, 422: schemas.ErrorEnvelope, **ERRORS},
+        responses={
+            201: schemas.EntrySerializer,
+            409: schemas.ErrorEnvelope,
+            422: schemas.ErrorEnvelope,
+            **ERRORS,
+        },
         summary="Report a learning",
     )
     def post(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.WRITE)
         data = clean_entry_data(bank_obj, self.json_body(request))
         entry = create_entry(bank_obj, data, actor=actor_for(request))
-        return Response(entry_detail(find_entry(bank_obj, entry.short_id)), status=status.HTTP_201_CREATED)
+        return Response(
+            entry_detail(find_entry(bank_obj, entry.short_id)), status=status.HTTP_201_CREATED
+        )
 
 
 class EntryDetailView(BankAPIView):
@@ -58,12 +72,17 @@ class EntryDetailView(BankAPIView):
         bank_obj = bank_for(request, bank, Scope.READ)
         return Response(_detail_response(bank_obj, entry_id))
 
-    @extend_schema(request=schemas.EntryPatchSerializer, responses={200: schemas.EntrySerializer, **ERRORS},
-                   summary="Edit an entry (moves updated_at, never verified_at)")
+    @extend_schema(
+        request=schemas.EntryPatchSerializer,
+        responses={200: schemas.EntrySerializer, **ERRORS},
+        summary="Edit an entry (moves updated_at, never verified_at)",
+    )
     def patch(self, request, bank: str, entry_id: str):
         bank_obj = bank_for(request, bank, Scope.WRITE)
         entry = find_entry(bank_obj, entry_id)
-        changes = clean_entry_data(bank_obj, self.json_body(request), partial=True, allowed=EDITABLE_FIELDS)
+        changes = clean_entry_data(
+            bank_obj, self.json_body(request), partial=True, allowed=EDITABLE_FIELDS
+        )
         if not changes:
             raise ApiError(400, "empty_patch", "Send at least one field to change.")
         update_entry(bank_obj, entry, changes, actor=actor_for(request))
@@ -71,8 +90,11 @@ class EntryDetailView(BankAPIView):
 
 
 class EntryVerifyView(BankAPIView):
-    @extend_schema(request=None, responses={200: schemas.EntrySerializer, **ERRORS},
-                   summary="Confirm an entry still holds (moves verified_at)")
+    @extend_schema(
+        request=None,
+        responses={200: schemas.EntrySerializer, **ERRORS},
+        summary="Confirm an entry still holds (moves verified_at)",
+    )
     def post(self, request, bank: str, entry_id: str):
         bank_obj = bank_for(request, bank, Scope.WRITE)
         entry = find_entry(bank_obj, entry_id)
@@ -102,7 +124,13 @@ class ImportView(BankAPIView):
     parser_classes = [NDJSONParser, JSONLinesAliasParser, parsers.MultiPartParser]
 
     @extend_schema(
-        request={"application/x-ndjson": {"type": "string"}, "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
+        request={
+            "application/x-ndjson": {"type": "string"},
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}},
+            },
+        },
         responses={202: schemas.JobQueuedSerializer, **ERRORS},
         summary="Import JSON Lines as a background job",
     )
@@ -113,10 +141,14 @@ class ImportView(BankAPIView):
             text = data
         else:
             upload = data.get("file") if hasattr(data, "get") else None
-            if upload is None:
-                raise ApiError(400, "missing_file", "Send the JSON Lines as the body or as a multipart 'file' part.")
+            if upload is None and data:
+                raise ApiError(
+                    400,
+                    "missing_file",
+                    "Send the JSON Lines as the body or as a multipart 'file' part.",
+                )
             try:
-                text = upload.read().decode("utf-8")
+                text = upload.read().decode("utf-8") if upload is not None else ""
             except UnicodeDecodeError as exc:
                 raise ApiError(400, "bad_encoding", "The file must be UTF-8.") from exc
         with transaction.atomic():
@@ -140,13 +172,18 @@ def job_json(job: Job) -> dict:
 
 
 class JobView(AuditedViewMixin, APIView):
-    @extend_schema(responses={200: schemas.JobSerializer, 404: schemas.ErrorEnvelope}, summary="Job status")
+    @extend_schema(
+        responses={200: schemas.JobSerializer, 404: schemas.ErrorEnvelope}, summary="Job status"
+    )
     def get(self, request, job_id: str):
         job = Job.objects.select_related("bank").filter(public_id=job_id).first()
         user = request.user
         visible = job is not None and (
             getattr(user, "is_staff", False)
-            or (isinstance(user, AgentPrincipal) and user.token.banks.filter(pk=job.bank_id).exists())
+            or (
+                isinstance(user, AgentPrincipal)
+                and user.token.banks.filter(pk=job.bank_id).exists()
+            )
         )
         if not visible:
             raise ApiError(404, "job_not_found", f"No job {job_id!r} is visible to you.")

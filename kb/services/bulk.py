@@ -23,10 +23,29 @@ from kb.models import Bank, Entry, EntryKind, EntryStatus, Job, JobStatus, Opera
 from kb.services.entries import CREATE_FIELDS, clean_entry_data, kinds_for_bank, schedule_embedding
 
 SHORT_ID = re.compile(r"^[0-9a-f]{8}$")
-IMPORTABLE_STATUSES = {EntryStatus.LIVE, EntryStatus.RETIRED, EntryStatus.CANCELLED, EntryStatus.DONE}
+IMPORTABLE_STATUSES = {
+    EntryStatus.LIVE,
+    EntryStatus.RETIRED,
+    EntryStatus.CANCELLED,
+    EntryStatus.DONE,
+}
 ENTRY_COMPARED_FIELDS = (
-    "key", "title", "content", "summary", "useful_for", "systems", "tasks", "metadata", "kind_id",
-    "status", "steps", "anchor_files", "anchor_symbols", "durable", "expires_at", "resolved_by_id",
+    "key",
+    "title",
+    "content",
+    "summary",
+    "useful_for",
+    "systems",
+    "tasks",
+    "metadata",
+    "kind_id",
+    "status",
+    "steps",
+    "anchor_files",
+    "anchor_symbols",
+    "durable",
+    "expires_at",
+    "resolved_by_id",
 )
 Progress = Callable[[str, int, int], None]
 
@@ -50,7 +69,12 @@ class ImportContext:
     extra: dict[str, Any] = field(default_factory=dict)  # for registered line types
 
     def entry_exists(self, ref: str) -> bool:
-        return ref in self.file_ids or ref in self.file_keys or ref in self.existing_by_id or ref in self.existing_by_key
+        return (
+            ref in self.file_ids
+            or ref in self.file_keys
+            or ref in self.existing_by_id
+            or ref in self.existing_by_key
+        )
 
 
 @dataclass
@@ -81,7 +105,9 @@ class LineType(Protocol):
 
     def validate(self, ctx: ImportContext, line: int, obj: dict) -> dict: ...
 
-    def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None: ...
+    def apply(
+        self, state: ApplyState, items: list[PlannedLine], progress: Progress | None
+    ) -> None: ...
 
     def export(self, bank: Bank) -> Iterable[dict]: ...
 
@@ -105,14 +131,21 @@ def parse_lines(text: str) -> tuple[list[tuple[int, dict]], list[dict]]:
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:
-            errors.append({"line": number, "message": f"Not valid JSON: {exc.msg} at column {exc.colno}."})
+            errors.append(
+                {"line": number, "message": f"Not valid JSON: {exc.msg} at column {exc.colno}."}
+            )
             continue
         if not isinstance(obj, dict):
             errors.append({"line": number, "message": "Each line must be a JSON object."})
             continue
         if obj.get("type") not in LINE_TYPES:
             known = ", ".join(sorted(LINE_TYPES))
-            errors.append({"line": number, "message": f"Unknown line type {obj.get('type')!r}; known types: {known}."})
+            errors.append(
+                {
+                    "line": number,
+                    "message": f"Unknown line type {obj.get('type')!r}; known types: {known}.",
+                }
+            )
             continue
         objects.append((number, obj))
     return objects, errors
@@ -120,7 +153,9 @@ def parse_lines(text: str) -> tuple[list[tuple[int, dict]], list[dict]]:
 
 def _context(bank: Bank) -> ImportContext:
     existing = list(
-        Entry.objects.filter(bank=bank).exclude(status=EntryStatus.DELETED).select_related("kind", "resolved_by")
+        Entry.objects.filter(bank=bank)
+        .exclude(status=EntryStatus.DELETED)
+        .select_related("kind", "resolved_by")
     )
     return ImportContext(
         bank=bank,
@@ -130,7 +165,9 @@ def _context(bank: Bank) -> ImportContext:
     )
 
 
-def validate_import(bank: Bank, text: str, progress: Progress | None = None) -> tuple[list[PlannedLine], list[dict]]:
+def validate_import(
+    bank: Bank, text: str, progress: Progress | None = None
+) -> tuple[list[PlannedLine], list[dict]]:
     """Check every line; return the plan and every error found (line number and reason)."""
     objects, errors = parse_lines(text)
     ctx = _context(bank)
@@ -141,7 +178,12 @@ def validate_import(bank: Bank, text: str, progress: Progress | None = None) -> 
                 value = obj.get(name)
                 if isinstance(value, str) and value:
                     if value in table:
-                        errors.append({"line": number, "message": f"Duplicate entry {name} {value!r} (first on line {table[value]})."})
+                        errors.append(
+                            {
+                                "line": number,
+                                "message": f"Duplicate entry {name} {value!r} (first on line {table[value]}).",
+                            }
+                        )
                     else:
                         table[value] = number
     plan: list[PlannedLine] = []
@@ -153,7 +195,9 @@ def validate_import(bank: Bank, text: str, progress: Progress | None = None) -> 
             plan.append(PlannedLine(number, obj["type"], data))
         except InvalidInput as exc:
             detail = "; ".join(f"{k}: {v}" for k, v in exc.fields.items()) if exc.fields else ""
-            errors.append({"line": number, "message": exc.message + (f" ({detail})" if detail else "")})
+            errors.append(
+                {"line": number, "message": exc.message + (f" ({detail})" if detail else "")}
+            )
         if progress and (done % 500 == 0 or done == total):
             progress("validating", done, total)
     errors.sort(key=lambda e: e["line"])
@@ -196,7 +240,9 @@ class KindLines:
                 continue
             data = dict(item.data)
             name = data.pop("name")
-            kind, created = EntryKind.objects.get_or_create(bank=state.bank, name=name, defaults=data)
+            kind, created = EntryKind.objects.get_or_create(
+                bank=state.bank, name=name, defaults=data
+            )
             if created:
                 state.counts["kinds_created"] += 1
             elif any(getattr(kind, k) != v for k, v in data.items()):
@@ -208,8 +254,12 @@ class KindLines:
     def export(self, bank: Bank) -> Iterable[dict]:
         for kind in EntryKind.objects.filter(bank=bank).order_by("name"):
             yield {
-                "type": "kind", "name": kind.name, "weight": kind.weight, "container": kind.container,
-                "structural": kind.structural, "description": kind.description,
+                "type": "kind",
+                "name": kind.name,
+                "weight": kind.weight,
+                "container": kind.container,
+                "structural": kind.structural,
+                "description": kind.description,
             }
 
 
@@ -227,10 +277,14 @@ class EntryLines:
             # May point at an entry defined later in the file: check it here, bind it on apply.
             resolved_ref = lifetime["resolved_by"]
             if not isinstance(resolved_ref, str) or not ctx.entry_exists(resolved_ref):
-                raise InvalidInput(f"lifetime.resolved_by names no entry of the file or bank: {resolved_ref!r}.")
+                raise InvalidInput(
+                    f"lifetime.resolved_by names no entry of the file or bank: {resolved_ref!r}."
+                )
             body["lifetime"] = {"durable": True}
         allowed = tuple(f for f in CREATE_FIELDS if f != "connections")
-        data = clean_entry_data(ctx.bank, body, allowed=allowed, kinds=ctx.kinds, lifetime_required=False)
+        data = clean_entry_data(
+            ctx.bank, body, allowed=allowed, kinds=ctx.kinds, lifetime_required=False
+        )
         short_id = obj.get("id")
         if short_id is not None and (not isinstance(short_id, str) or not SHORT_ID.match(short_id)):
             raise InvalidInput("id must be 8 lowercase hexadecimal characters.")
@@ -241,7 +295,9 @@ class EntryLines:
         by_id = ctx.existing_by_id.get(short_id) if short_id else None
         by_key = ctx.existing_by_key.get(key) if key else None
         if by_id and by_key and by_id.pk != by_key.pk:
-            raise InvalidInput(f"id {short_id!r} and key {key!r} name two different existing entries.")
+            raise InvalidInput(
+                f"id {short_id!r} and key {key!r} name two different existing entries."
+            )
         if by_id is None and by_key is None and short_id is None and key is None:
             pass  # a new entry with a generated id
         data["status"] = status
@@ -256,6 +312,7 @@ class EntryLines:
         from kb.services.entries import unique_short_id
 
         now = timezone.now()
+        kinds = kinds_for_bank(state.bank)  # after the kind phase: declared kinds now have ids
         to_create: list[Entry] = []
         resolved_refs: list[tuple[Entry, str]] = []
         taken = set(state.by_ref)
@@ -265,7 +322,11 @@ class EntryLines:
             short_id = data.pop("short_id")
             resolved_ref = data.pop("resolved_ref")
             values = {k: v for k, v in data.items() if k != "resolved_by"}
-            values["kind_id"] = values.pop("kind").pk if "kind" in values else None
+            if resolved_ref is not None:
+                # The lifetime is bound once every entry of the file exists (below).
+                values.pop("durable", None)
+                values.pop("expires_at", None)
+            values["kind_id"] = kinds[values.pop("kind").name].pk
             if existing is None:
                 entry = Entry(bank=state.bank, created_by=audit.current().actor, **values)
                 entry.short_id = short_id or unique_short_id(state.bank, taken)
@@ -276,8 +337,14 @@ class EntryLines:
             else:
                 entry = existing
                 if resolved_ref is None:
-                    values["resolved_by_id"] = data["resolved_by"].pk if data.get("resolved_by") else None
-                changed = {k: v for k, v in values.items() if k in ENTRY_COMPARED_FIELDS and getattr(entry, k) != v}
+                    values["resolved_by_id"] = (
+                        data["resolved_by"].pk if data.get("resolved_by") else None
+                    )
+                changed = {
+                    k: v
+                    for k, v in values.items()
+                    if k in ENTRY_COMPARED_FIELDS and getattr(entry, k) != v
+                }
                 if resolved_ref is not None:
                     changed.pop("resolved_by_id", None)
                 if changed:
@@ -301,20 +368,21 @@ class EntryLines:
         if to_create:
             ctx = audit.current()
             bulk_create_with_history(
-                to_create, Entry, batch_size=1000,
+                to_create,
+                Entry,
+                batch_size=1000,
                 custom_historical_attrs={"operation_id": state.operation_id, "actor": ctx.actor},
                 default_change_reason=ctx.reason or "import",
             )
             state.counts["created"] += len(to_create)
-            state.changed_entry_ids.update(
-                Entry.objects.filter(bank=state.bank, short_id__in=[e.short_id for e in to_create]).values_list("pk", flat=True)
-            )
-            for entry in to_create:
-                if entry.pk is None:
-                    entry.pk = Entry.objects.get(bank=state.bank, short_id=entry.short_id).pk
+            state.changed_entry_ids.update(e.pk for e in to_create)  # PostgreSQL returns the ids
+        created_ids = {e.pk for e in to_create}
         for entry, ref in resolved_refs:
             target = state.by_ref[ref]
             if entry.resolved_by_id != target.pk or entry.durable or entry.expires_at:
+                if entry.pk not in created_ids and entry.pk not in state.changed_entry_ids:
+                    state.counts["updated"] += 1
+                    state.counts["unchanged"] -= 1
                 entry.resolved_by = target
                 entry.durable = False
                 entry.expires_at = None
@@ -335,10 +403,20 @@ class EntryLines:
 
 def entry_line(e: Entry) -> dict:
     line = {
-        "type": "entry", "id": e.short_id, "key": e.key, "title": e.title, "content": e.content,
-        "summary": e.summary, "useful_for": e.useful_for, "kind": e.kind.name, "systems": e.systems,
-        "tasks": e.tasks, "metadata": e.metadata, "lifetime": e.lifetime,
-        "anchors": {"files": e.anchor_files, "symbols": e.anchor_symbols}, "steps": e.steps,
+        "type": "entry",
+        "id": e.short_id,
+        "key": e.key,
+        "title": e.title,
+        "content": e.content,
+        "summary": e.summary,
+        "useful_for": e.useful_for,
+        "kind": e.kind.name,
+        "systems": e.systems,
+        "tasks": e.tasks,
+        "metadata": e.metadata,
+        "lifetime": e.lifetime,
+        "anchors": {"files": e.anchor_files, "symbols": e.anchor_symbols},
+        "steps": e.steps,
         "status": e.status,
     }
     if line["key"] is None:
@@ -353,8 +431,14 @@ register_line_type("entry", EntryLines())
 # --- import / export ------------------------------------------------------------------------
 
 
-def import_bank(bank: Bank, text: str, *, actor: str | None = None, reason: str = "import",
-                progress: Progress | None = None) -> dict:
+def import_bank(
+    bank: Bank,
+    text: str,
+    *,
+    actor: str | None = None,
+    reason: str = "import",
+    progress: Progress | None = None,
+) -> dict:
     """Validate ``text`` whole, then write it in one operation. Raises ``ImportFailed`` (with
     every bad line) and writes nothing when any line is bad."""
     plan, errors = validate_import(bank, text, progress)
@@ -368,7 +452,9 @@ def import_bank(bank: Bank, text: str, *, actor: str | None = None, reason: str 
     for item in plan:
         by_type.setdefault(item.type, []).append(item)
     with transaction.atomic():
-        with audit.operation(bank, OperationKind.IMPORT, reason=reason, actor=actor, lines=len(plan)) as op:
+        with audit.operation(
+            bank, OperationKind.IMPORT, reason=reason, actor=actor, lines=len(plan)
+        ) as op:
             existing = Entry.objects.filter(bank=bank).exclude(status=EntryStatus.DELETED)
             by_ref: dict[str, Entry] = {}
             for e in existing:
@@ -408,8 +494,13 @@ def queue_import_job(bank: Bank, text: str, actor: str) -> Job:
 
     if not text.strip():
         raise InvalidInput("The import body is empty.", code="empty_import")
-    job = Job.objects.create(bank=bank, kind="import", actor=actor, payload=text,
-                             progress_total=sum(1 for line in text.splitlines() if line.strip()))
+    job = Job.objects.create(
+        bank=bank,
+        kind="import",
+        actor=actor,
+        payload=text,
+        progress_total=sum(1 for line in text.splitlines() if line.strip()),
+    )
     transaction.on_commit(lambda: task.delay(job.pk))
     return job
 
@@ -430,18 +521,26 @@ def run_import_job(job_id: int) -> str:
             result = import_bank(job.bank, job.payload, actor=job.actor or None, progress=progress)
     except ImportFailed as exc:
         Job.objects.filter(pk=job.pk).update(
-            status=JobStatus.FAILED, errors=exc.extra.get("errors", []), result={"message": exc.message},
+            status=JobStatus.FAILED,
+            errors=exc.extra.get("errors", []),
+            result={"message": exc.message},
             finished_at=timezone.now(),
         )
         return JobStatus.FAILED
     except KbError as exc:
         Job.objects.filter(pk=job.pk).update(
-            status=JobStatus.FAILED, errors=[{"line": None, "message": exc.message}], finished_at=timezone.now(),
+            status=JobStatus.FAILED,
+            errors=[{"line": None, "message": exc.message}],
+            finished_at=timezone.now(),
         )
         return JobStatus.FAILED
     total = job.progress_total
     Job.objects.filter(pk=job.pk).update(
-        status=JobStatus.SUCCEEDED, result=result, progress_done=total, progress_total=total,
-        finished_at=timezone.now(), payload="",
+        status=JobStatus.SUCCEEDED,
+        result=result,
+        progress_done=total,
+        progress_total=total,
+        finished_at=timezone.now(),
+        payload="",
     )
     return JobStatus.SUCCEEDED

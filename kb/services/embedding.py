@@ -52,7 +52,9 @@ class MiniLMEmbedder:
 
     def __init__(self, dimension: int = 384):
         if dimension != 384:
-            raise EmbedderError("all-MiniLM-L6-v2 produces 384-dimensional vectors; set KB_EMBEDDING_DIM=384.")
+            raise EmbedderError(
+                "all-MiniLM-L6-v2 produces 384-dimensional vectors; set KB_EMBEDDING_DIM=384."
+            )
         self.dimension = dimension
         self._model = None
         self._lock = threading.Lock()
@@ -178,7 +180,9 @@ def _source_hash(model: str, texts: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps([model, texts], sort_keys=True).encode()).hexdigest()
 
 
-def embed_entries(entries: Iterable[Entry], *, force: bool = False, embedder: Embedder | None = None) -> int:
+def embed_entries(
+    entries: Iterable[Entry], *, force: bool = False, embedder: Embedder | None = None
+) -> int:
     """Compute and store the vectors of ``entries`` whose text changed; return how many."""
     embedder = embedder or get_embedder()
     entries = list(entries)

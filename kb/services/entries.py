@@ -75,7 +75,7 @@ def _clean_lifetime(bank: Bank, value: Any, errors: dict) -> dict[str, Any]:
     if not isinstance(value, dict) or len(value) != 1:
         errors["lifetime"] = message
         return {}
-    (name, raw), = value.items()
+    ((name, raw),) = value.items()
     if name == "durable":
         if raw is not True:
             errors["lifetime"] = message
@@ -159,7 +159,9 @@ def clean_entry_data(
 
     for name in ("systems", "tasks"):
         if name in data:
-            out[name] = _string_list(data[name], name, errors, limit=100 if name == "systems" else 200)
+            out[name] = _string_list(
+                data[name], name, errors, limit=100 if name == "systems" else 200
+            )
 
     if "metadata" in data:
         if data["metadata"] is None:
@@ -177,7 +179,9 @@ def clean_entry_data(
             errors["anchors"] = 'Must be {"files": [...], "symbols": [...]}.'
         else:
             out["anchor_files"] = _string_list(anchors.get("files"), "anchors", errors, limit=500)
-            out["anchor_symbols"] = _string_list(anchors.get("symbols"), "anchors", errors, limit=300)
+            out["anchor_symbols"] = _string_list(
+                anchors.get("symbols"), "anchors", errors, limit=300
+            )
 
     if "steps" in data:
         steps = data["steps"]
@@ -258,11 +262,16 @@ def unique_short_id(bank: Bank, taken: set[str] | None = None) -> str:
             return candidate
 
 
-def update_entry(bank: Bank, entry: Entry, changes: dict[str, Any], *, actor: str | None = None) -> Entry:
+def update_entry(
+    bank: Bank, entry: Entry, changes: dict[str, Any], *, actor: str | None = None
+) -> Entry:
     """Edit an entry. Moves ``updated_at``, never ``verified_at``."""
     if "connections" in changes:
-        raise InvalidInput("connections cannot be edited; use the edges API.", code="invalid_entry",
-                           fields={"connections": "Not editable."})
+        raise InvalidInput(
+            "connections cannot be edited; use the edges API.",
+            code="invalid_entry",
+            fields={"connections": "Not editable."},
+        )
     with audit.operation(bank, OperationKind.UPDATE, actor=actor, entry=entry.short_id):
         entry = Entry.objects.select_for_update().get(pk=entry.pk)
         if "key" in changes:
@@ -277,7 +286,9 @@ def update_entry(bank: Bank, entry: Entry, changes: dict[str, Any], *, actor: st
 
 def verify_entry(bank: Bank, entry: Entry, *, actor: str | None = None, note: str = "") -> Entry:
     """Confirm the entry still holds: moves ``verified_at`` and nothing else."""
-    with audit.operation(bank, OperationKind.VERIFY, reason=note, actor=actor, entry=entry.short_id) as op:
+    with audit.operation(
+        bank, OperationKind.VERIFY, reason=note, actor=actor, entry=entry.short_id
+    ) as op:
         entry = Entry.objects.select_for_update().get(pk=entry.pk)
         entry.verified_at = timezone.now()
         entry.verified_by = op.actor

@@ -94,14 +94,18 @@ lx AS (
 def _build_sql(with_vector: bool, lexical: bool, filters: list[str]) -> str:
     parts = ["WITH "]
     if with_vector:
-        arms = " UNION ".join(_VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context"))
+        arms = " UNION ".join(
+            _VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context")
+        )
         parts.append(f"vc AS ({arms}),")
     else:
         parts.append("vc AS (SELECT NULL::bigint AS entry_id WHERE false),")
     if lexical:
         parts.append(_LEXICAL_ARM)
     else:
-        parts.append("lx AS (SELECT NULL::bigint AS entry_id, 0::float4 AS ts, 0::float4 AS trg WHERE false),")
+        parts.append(
+            "lx AS (SELECT NULL::bigint AS entry_id, 0::float4 AS ts, 0::float4 AS trg WHERE false),"
+        )
     parts.append("cand AS (SELECT entry_id FROM vc UNION SELECT entry_id FROM lx)")
     if with_vector:
         sims = (
@@ -111,7 +115,9 @@ def _build_sql(with_vector: bool, lexical: bool, filters: list[str]) -> str:
         )
     else:
         sims = "NULL::float8, NULL::float8, NULL::float8,"
-    where = " AND ".join(["e.bank_id = %(bank)s", "e.status NOT IN ('merged', 'deleted')", *filters])
+    where = " AND ".join(
+        ["e.bank_id = %(bank)s", "e.status NOT IN ('merged', 'deleted')", *filters]
+    )
     parts.append(
         f"""
 SELECT e.id, {sims}
@@ -172,9 +178,25 @@ def rank_candidates(
 
     max_ts = max((row[4] or 0.0 for row in rows), default=0.0) or 1.0
     hits: list[ScoredEntry] = []
-    for entry_id, s_content, s_useful, s_context, ts, trg, in_vc, weight, status, changed, expires in rows:
+    for (
+        entry_id,
+        s_content,
+        s_useful,
+        s_context,
+        ts,
+        trg,
+        in_vc,
+        weight,
+        status,
+        changed,
+        expires,
+    ) in rows:
         num = den = 0.0
-        for sim, w in ((s_content, weights["content"]), (s_useful, weights["useful_for"]), (s_context, weights["context"])):
+        for sim, w in (
+            (s_content, weights["content"]),
+            (s_useful, weights["useful_for"]),
+            (s_context, weights["context"]),
+        ):
             if sim is not None and w > 0:
                 num += w * sim
                 den += w
@@ -186,9 +208,19 @@ def rank_candidates(
         if lexical and (ts is not None or trg is not None):
             lexical_score = max((ts or 0.0) / max_ts, trg or 0.0)
             matched_by.append("lexical")
-        relevance = (vector_score or 0.0) + (lexical_weight * lexical_score if lexical_score else 0.0)
-        score = relevance * kind_factor(weight, scale) * lifecycle_multiplier(status, changed, expires, now)
-        hits.append(ScoredEntry(entry_id, round(score, 6), relevance, vector_score, lexical_score, matched_by))
+        relevance = (vector_score or 0.0) + (
+            lexical_weight * lexical_score if lexical_score else 0.0
+        )
+        score = (
+            relevance
+            * kind_factor(weight, scale)
+            * lifecycle_multiplier(status, changed, expires, now)
+        )
+        hits.append(
+            ScoredEntry(
+                entry_id, round(score, 6), relevance, vector_score, lexical_score, matched_by
+            )
+        )
     hits.sort(key=lambda h: (-h.score, h.entry_id))
     hits = hits[:limit]
     for i, hit in enumerate(hits, start=1):
@@ -200,5 +232,7 @@ def search_entries(bank: Bank, query: str, *, limit: int = 8, **options) -> Sear
     """Flat search: the ranked hits and their entries (two SQL statements)."""
     started = time.perf_counter()
     hits = rank_candidates(bank, query, limit=limit, **options)
-    entries = Entry.objects.select_related("kind", "resolved_by").in_bulk([h.entry_id for h in hits])
+    entries = Entry.objects.select_related("kind", "resolved_by").in_bulk(
+        [h.entry_id for h in hits]
+    )
     return SearchResult(hits, entries, (time.perf_counter() - started) * 1000)

@@ -34,7 +34,9 @@ def parse_scopes(value: str | Iterable[str]) -> list[str]:
 
 
 @transaction.atomic
-def create_token(name: str, banks: Iterable[Bank], scopes: Iterable[str], created_by: str = "") -> tuple[AgentToken, str]:
+def create_token(
+    name: str, banks: Iterable[Bank], scopes: Iterable[str], created_by: str = ""
+) -> tuple[AgentToken, str]:
     """Create a token; return it with the raw secret (never stored, shown once)."""
     banks = list(banks)
     if not name.strip():
@@ -46,7 +48,11 @@ def create_token(name: str, banks: Iterable[Bank], scopes: Iterable[str], create
         prefix = secrets.token_hex(4)
     raw = f"{TOKEN_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
     token = AgentToken.objects.create(
-        name=name.strip(), prefix=prefix, token_hash=hash_token(raw), scopes=parse_scopes(scopes), created_by=created_by
+        name=name.strip(),
+        prefix=prefix,
+        token_hash=hash_token(raw),
+        scopes=parse_scopes(scopes),
+        created_by=created_by,
     )
     token.banks.set(banks)
     return token, raw

@@ -15,4 +15,6 @@ def bump_usage(entry_ids: Iterable[int]) -> int:
     ids = list(entry_ids)
     if not ids:
         return 0
-    return Entry.objects.filter(pk__in=ids).update(usage_count=F("usage_count") + 1, last_used_at=timezone.now())
+    return Entry.objects.filter(pk__in=ids).update(
+        usage_count=F("usage_count") + 1, last_used_at=timezone.now()
+    )

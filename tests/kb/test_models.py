@@ -15,7 +15,16 @@ def test_core_kinds_are_seeded_with_weights():
     assert kinds["lesson"].weight == 2
     assert kinds["container"].weight == -3 and kinds["container"].container
     assert kinds["structural"].weight == 0 and kinds["structural"].structural
-    assert {"fact", "gotcha", "recipe", "playbook", "step", "decision_point", "role", "process"} <= set(kinds)
+    assert {
+        "fact",
+        "gotcha",
+        "recipe",
+        "playbook",
+        "step",
+        "decision_point",
+        "role",
+        "process",
+    } <= set(kinds)
 
 
 def test_short_ids_are_eight_hex_and_unique_per_bank(bank, make_entry):
@@ -63,7 +72,10 @@ def test_lifetime_exactly_one_enforced_by_database(bank, make_entry):
     a = make_entry("A")
     with pytest.raises(IntegrityError), transaction.atomic():
         with connection.cursor() as cur:
-            cur.execute("UPDATE kb_entry SET durable = true, expires_at = '2030-01-01' WHERE id = %s", [a.pk])
+            cur.execute(
+                "UPDATE kb_entry SET durable = true, expires_at = '2030-01-01' WHERE id = %s",
+                [a.pk],
+            )
     with pytest.raises(IntegrityError), transaction.atomic():
         with connection.cursor() as cur:
             cur.execute("UPDATE kb_entry SET durable = false WHERE id = %s", [a.pk])

@@ -14,4 +14,6 @@ class Command(KbCommand):
 
     def handle_kb(self, *args, **options):
         bank, created = ensure_bank(options["slug"], name=options["name"], kind=options["kind"])
-        self.stdout.write(f"{'Created' if created else 'Kept existing'} bank {bank.slug!r} ({bank.kind}).")
+        self.stdout.write(
+            f"{'Created' if created else 'Kept existing'} bank {bank.slug!r} ({bank.kind})."
+        )

@@ -11,7 +11,9 @@ class Command(KbCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name")
-        parser.add_argument("--bank", action="append", required=True, help="Bank slug (repeatable).")
+        parser.add_argument(
+            "--bank", action="append", required=True, help="Bank slug (repeatable)."
+        )
         parser.add_argument("--scopes", default="read", help="Comma-separated: read,write,curate.")
 
     def handle_kb(self, *args, **options):
@@ -19,8 +21,14 @@ class Command(KbCommand):
         banks = list(Bank.objects.filter(slug__in=slugs))
         missing = sorted(set(slugs) - {b.slug for b in banks})
         if missing:
-            raise CommandError(f"No such bank: {', '.join(missing)}. Create it with create_bank first.")
-        token, raw = create_token(options["name"], banks, options["scopes"], created_by="command:create_token")
-        self.stdout.write(f"Token {token.name!r} ({token.prefix}) for {', '.join(slugs)} with scopes {','.join(token.scopes)}.")
+            raise CommandError(
+                f"No such bank: {', '.join(missing)}. Create it with create_bank first."
+            )
+        token, raw = create_token(
+            options["name"], banks, options["scopes"], created_by="command:create_token"
+        )
+        self.stdout.write(
+            f"Token {token.name!r} ({token.prefix}) for {', '.join(slugs)} with scopes {','.join(token.scopes)}."
+        )
         self.stdout.write("Store it now; it is not shown again:")
         self.stdout.write(raw)

@@ -24,7 +24,9 @@ class Command(KbCommand):
                 raise CommandError(f"No such bank: {options['bank']}")
             entries = entries.filter(bank=bank)
         if not options["all"]:
-            entries = entries.filter(Q(embedding__isnull=True) | Q(updated_at__gt=F("embedding__computed_at")))
+            entries = entries.filter(
+                Q(embedding__isnull=True) | Q(updated_at__gt=F("embedding__computed_at"))
+            )
         ids = list(entries.order_by("pk").values_list("pk", flat=True).distinct())
         embedder = get_embedder()
         written = 0

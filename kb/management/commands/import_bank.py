@@ -28,7 +28,9 @@ class Command(KbCommand):
         def progress(phase: str, done: int, total: int) -> None:
             bar = bars.get(phase)
             if bar is None:
-                bar = bars[phase] = tqdm(total=total, desc=phase, unit="line", file=self.stderr._out, leave=False)
+                bar = bars[phase] = tqdm(
+                    total=total, desc=phase, unit="line", file=self.stderr._out, leave=False
+                )
             bar.update(done - bar.n)
 
         try:
@@ -38,5 +40,7 @@ class Command(KbCommand):
                 bar.close()
         summary = ", ".join(f"{k} {v}" for k, v in result.items() if k not in ("operation",) and v)
         op = result.get("operation")
-        self.stdout.write(f"Imported {path.name} into {bank.slug}: {summary or 'nothing changed'}"
-                          + (f" (operation #{op})." if op else "."))
+        self.stdout.write(
+            f"Imported {path.name} into {bank.slug}: {summary or 'nothing changed'}"
+            + (f" (operation #{op})." if op else ".")
+        )

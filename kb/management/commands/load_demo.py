@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 from kb.management.commands._base import KbCommand
@@ -10,7 +11,12 @@ DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 # (bank slug, name, kind, files in load order). Files that a later part of the product
 # reads (edges, aliases) are loaded only once their line types are registered.
 DEMO_BANKS = [
-    ("eng", "Larkspur Freight engineering", BankKind.ENGINEERING, ["engineering.jsonl", "engineering_edges.jsonl"]),
+    (
+        "eng",
+        "Larkspur Freight engineering",
+        BankKind.ENGINEERING,
+        ["engineering.jsonl", "engineering_edges.jsonl"],
+    ),
 ]
 
 
@@ -25,11 +31,18 @@ class Command(KbCommand):
             bank, _ = ensure_bank(slug, name=name, kind=kind)
             for filename in files:
                 path = DEMO_DIR / filename
-                text = path.read_text(encoding="utf-8") if path.exists() else ""
-                types = {line.split('"type"', 1)[1].split('"')[1] for line in text.splitlines() if '"type"' in line}
-                if not text or not types <= set(LINE_TYPES):
+                text = path.read_text(encoding="utf-8")
+                types = {json.loads(line).get("type") for line in text.splitlines() if line.strip()}
+                if not types <= set(LINE_TYPES):
+                    self.stdout.write(
+                        f"{slug}: skipping {filename} (needs line types {sorted(types - set(LINE_TYPES))})."
+                    )
                     continue
                 result = import_bank(bank, text, reason=f"demo data {filename}")
-                self.stdout.write(f"{slug} ← {filename}: created {result['created']}, updated {result['updated']}.")
+                self.stdout.write(
+                    f"{slug} ← {filename}: created {result['created']}, updated {result['updated']}."
+                )
             written = embed_entries(Entry.objects.filter(bank=bank))
-            self.stdout.write(f"{slug}: {Entry.objects.filter(bank=bank).count()} entries, {written} embedded now.")
+            self.stdout.write(
+                f"{slug}: {Entry.objects.filter(bank=bank).count()} entries, {written} embedded now."
+            )

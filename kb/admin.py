@@ -1,0 +1,556 @@
+"""The staff admin of the core app: thin views over the services.
+
+Every write that touches knowledge is an audited operation: entry saves, reverts and deletes
+open a :func:`kb.audit.operation`, the "Mark verified" action calls
+:func:`kb.services.entries.verify_entry`, tokens are created only by
+:func:`kb.services.tokens.create_token` (the raw secret is shown once and never stored).
+The actor is the staff user (``kb.audit.AuditContextMiddleware``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.widgets import FilteredSelectMultiple
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.forms import SimpleArrayField
+from django.core.exceptions import ValidationError
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from simple_history.admin import SimpleHistoryAdmin
+
+from kb import audit
+from kb.models import (
+    AgentToken,
+    Bank,
+    Entry,
+    EntryKind,
+    Job,
+    Operation,
+    OperationKind,
+    Scope,
+)
+from kb.services import entries as entry_service
+from kb.services import tokens as token_service
+
+admin.site.site_header = "Knowledge Bank"
+admin.site.site_title = "Knowledge Bank admin"
+admin.site.index_title = "Knowledge Bank administration"
+
+
+class LinesArrayField(SimpleArrayField):
+    """A list of strings edited one per line; blank lines are ignored."""
+
+    def to_python(self, value):
+        if isinstance(value, str):
+            value = "\n".join(line.strip() for line in value.splitlines() if line.strip())
+        return super().to_python(value)
+
+
+ONE_PER_LINE = {
+    ArrayField: {
+        "form_class": LinesArrayField,
+        "delimiter": "\n",
+        "widget": forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        "help_text": "One per line.",
+    }
+}
+
+
+# --- Banks and kinds --------------------------------------------------------------------------
+
+
+@admin.register(Bank)
+class BankAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "kind", "entry_count", "created_at")
+    list_filter = ("kind",)
+    search_fields = ("slug", "name")
+    readonly_fields = ("created_at",)
+
+    def get_queryset(self, request):
+        # Entry.bank has no reverse accessor (related_name="+"), so count with a subquery.
+        counts = (
+            Entry.objects.filter(bank=OuterRef("pk"))
+            .order_by()
+            .values("bank")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(entry_count=Coalesce(Subquery(counts, output_field=IntegerField()), 0))
+        )
+
+    @admin.display(description="entries", ordering="entry_count")
+    def entry_count(self, obj: Bank) -> int:
+        return obj.entry_count
+
+
+class KindBankFilter(admin.SimpleListFilter):
+    """Filter kinds by bank; "core" selects the shared vocabulary (no bank)."""
+
+    title = "bank"
+    parameter_name = "bank"
+
+    def lookups(self, request, model_admin):
+        return [("core", "Core (no bank)")] + [(str(b.pk), b.slug) for b in Bank.objects.all()]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "core":
+            return queryset.filter(bank__isnull=True)
+        if value:
+            return queryset.filter(bank_id=value)
+        return queryset
+
+
+@admin.register(EntryKind)
+class EntryKindAdmin(admin.ModelAdmin):
+    list_display = ("name", "bank", "weight", "container", "structural", "description")
+    list_filter = (KindBankFilter, "container", "structural")
+    list_select_related = ("bank",)
+    search_fields = ("name", "description", "bank__slug")
+    ordering = ("bank__slug", "name")
+
+
+# --- Entries ----------------------------------------------------------------------------------
+
+
+class EntryAdminForm(forms.ModelForm):
+    """Cross-field checks the database would otherwise reject with an IntegrityError."""
+
+    class Meta:
+        model = Entry
+        fields = "__all__"
+
+    def _bank(self):
+        if self.instance.pk is not None:
+            return self.instance.bank
+        return self.cleaned_data.get("bank")
+
+    def clean(self):
+        data = super().clean()
+        bank = self._bank()
+        kind = data.get("kind")
+        if bank is not None and kind is not None and kind.bank_id not in (None, bank.pk):
+            self.add_error("kind", f"Kind {kind} belongs to another bank.")
+
+        resolved_by = data.get("resolved_by")
+        if resolved_by is not None:
+            if bank is not None and resolved_by.bank_id != bank.pk:
+                self.add_error("resolved_by", "Must be an entry of the same bank.")
+            elif self.instance.pk is not None and resolved_by.pk == self.instance.pk:
+                self.add_error("resolved_by", "An entry cannot be resolved by itself.")
+
+        if {"durable", "expires_at", "resolved_by"} <= set(self.fields):
+            durable = data.get("durable")
+            set_count = sum(
+                [bool(durable), data.get("expires_at") is not None, resolved_by is not None]
+            )
+            if set_count != 1:
+                raise ValidationError(
+                    "Lifetime: choose exactly one of durable, expires at, resolved by "
+                    "(untick durable to set a date or a resolving entry)."
+                )
+
+        key = data.get("key")
+        if key == "":
+            data["key"] = key = None
+        if key and bank is not None:
+            clash = Entry.objects.filter(bank=bank, key=key).exclude(pk=self.instance.pk)
+            if clash.exists():
+                self.add_error("key", f"Another entry of bank {bank} already has this key.")
+        return data
+
+
+def _is_revert(request) -> bool:
+    match = getattr(request, "resolver_match", None)
+    return bool(match and (match.url_name or "").endswith("_simple_history"))
+
+
+# Columns an admin edit never writes: identity, clocks owned by verify/usage, merge bookkeeping.
+# On change they are copied from the locked current row, so a stale form (or a revert to an old
+# version) cannot move verified_at or lose usage counted meanwhile.
+PRESERVED_ON_CHANGE = (
+    "bank_id",
+    "short_id",
+    "created_at",
+    "created_by",
+    "verified_at",
+    "verified_by",
+    "usage_count",
+    "last_used_at",
+    "merged_into_id",
+)
+
+
+@admin.register(Entry)
+class EntryAdmin(SimpleHistoryAdmin):
+    form = EntryAdminForm
+    formfield_overrides = ONE_PER_LINE
+    list_display = (
+        "short_id",
+        "title",
+        "bank",
+        "kind",
+        "status",
+        "updated_at",
+        "verified_at",
+        "usage_count",
+    )
+    list_select_related = ("bank", "kind")
+    list_filter = ("bank", "kind", "status")
+    search_fields = ("short_id", "key", "title", "content")
+    autocomplete_fields = ("kind", "resolved_by")
+    date_hierarchy = "updated_at"
+    actions = ("mark_verified",)
+    history_list_display = ("actor", "operation")
+    fieldsets = (
+        (
+            "Content",
+            {
+                "fields": (
+                    "short_id",
+                    "title",
+                    "key",
+                    "summary",
+                    "content",
+                    "useful_for",
+                    "steps",
+                    "metadata",
+                )
+            },
+        ),
+        ("Classification", {"fields": ("bank", "kind", "status", "systems", "tasks")}),
+        (
+            "Lifetime",
+            {
+                "fields": (
+                    "durable",
+                    "expires_at",
+                    "resolved_by",
+                    "retired_reason",
+                    "retired_evidence",
+                    "merged_into",
+                )
+            },
+        ),
+        ("Anchors", {"fields": ("anchor_files", "anchor_symbols")}),
+        (
+            "Clocks",
+            {
+                "fields": (
+                    "created_at",
+                    "created_by",
+                    "updated_at",
+                    "status_changed_at",
+                    "verified_at",
+                    "verified_by",
+                    "usage_count",
+                    "last_used_at",
+                )
+            },
+        ),
+    )
+    readonly_fields = (
+        "short_id",
+        "created_at",
+        "created_by",
+        "updated_at",
+        "status_changed_at",
+        "usage_count",
+        "last_used_at",
+        "verified_at",
+        "verified_by",
+        "merged_into",
+    )
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = tuple(super().get_readonly_fields(request, obj))
+        # An entry never moves between banks: its kind, links and history are bank-scoped.
+        return fields + ("bank",) if obj is not None else fields
+
+    def save_model(self, request, obj, form, change):
+        revert = change and _is_revert(request)
+        if revert:
+            kind = OperationKind.REVERT
+            version = (
+                request.resolver_match.args[1] if len(request.resolver_match.args) > 1 else "?"
+            )
+            reason = f"admin revert to version {version}"
+        else:
+            kind = OperationKind.UPDATE if change else OperationKind.CREATE
+            reason = "admin edit"
+        details = {"entry": obj.short_id, "fields": list(form.changed_data)} if change else {}
+        with audit.operation(obj.bank, kind, reason=reason, **details) as op:
+            now = timezone.now()
+            if change:
+                current = Entry.objects.select_for_update().get(pk=obj.pk)
+                for name in PRESERVED_ON_CHANGE:
+                    setattr(obj, name, getattr(current, name))
+                obj.status_changed_at = (
+                    now if obj.status != current.status else current.status_changed_at
+                )
+                obj.updated_at = now
+            else:
+                obj.short_id = entry_service.unique_short_id(obj.bank)
+                obj.created_by = op.actor
+                obj.created_at = obj.updated_at = obj.status_changed_at = now
+            super().save_model(request, obj, form, change)
+            if not change:
+                op.details = {"entry": obj.short_id}
+                op.save(update_fields=["details"])
+            entry_service.schedule_embedding([obj.pk])
+
+    def delete_model(self, request, obj):
+        with audit.operation(
+            obj.bank, OperationKind.DELETE, reason="admin delete", entry=obj.short_id
+        ):
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        by_bank: dict[int, list[Entry]] = {}
+        for entry in queryset.select_related("bank"):
+            by_bank.setdefault(entry.bank_id, []).append(entry)
+        for group in by_bank.values():
+            bank = group[0].bank
+            short_ids = [e.short_id for e in group]
+            with audit.operation(
+                bank, OperationKind.DELETE, reason="admin delete", entries=short_ids
+            ):
+                for entry in group:
+                    entry.delete()
+
+    @admin.action(description="Mark verified", permissions=["change"])
+    def mark_verified(self, request, queryset):
+        count = 0
+        for entry in queryset.select_related("bank"):
+            entry_service.verify_entry(entry.bank, entry, note="admin: mark verified")
+            count += 1
+        self.message_user(
+            request,
+            f"Marked {count} entr{'y' if count == 1 else 'ies'} verified.",
+            messages.SUCCESS,
+        )
+
+
+# --- Agent tokens -----------------------------------------------------------------------------
+
+
+class AgentTokenAddForm(forms.ModelForm):
+    """Name, banks and scopes; the secret, prefix and hash come from ``create_token``."""
+
+    scopes = forms.MultipleChoiceField(
+        choices=Scope.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="read: query; write: add and edit entries; curate: retire, merge, revert.",
+    )
+    banks = forms.ModelMultipleChoiceField(
+        queryset=Bank.objects.all(),
+        widget=FilteredSelectMultiple("banks", is_stacked=False),
+    )
+
+    class Meta:
+        model = AgentToken
+        fields = ("name", "banks", "scopes")
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        if not name:
+            raise ValidationError("A token needs a name.")
+        return name
+
+
+@admin.register(AgentToken)
+class AgentTokenAdmin(admin.ModelAdmin):
+    list_display = (
+        "name",
+        "prefix",
+        "scopes_display",
+        "banks_display",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    )
+    list_filter = ("revoked_at", "banks")
+    search_fields = ("name", "prefix")
+    actions = ("revoke",)
+    change_fields = (
+        "name",
+        "prefix",
+        "scopes",
+        "banks",
+        "created_at",
+        "created_by",
+        "last_used_at",
+        "revoked_at",
+    )
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("banks")
+
+    @admin.display(description="scopes")
+    def scopes_display(self, obj: AgentToken) -> str:
+        return ", ".join(obj.scopes)
+
+    @admin.display(description="banks")
+    def banks_display(self, obj: AgentToken) -> str:
+        return ", ".join(b.slug for b in obj.banks.all())
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = AgentTokenAddForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ("name", "banks", "scopes")
+        return self.change_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        # token_hash is never shown; everything but revoked_at is fixed at creation.
+        return tuple(f for f in self.change_fields if f != "revoked_at")
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        token, raw = token_service.create_token(
+            form.cleaned_data["name"],
+            form.cleaned_data["banks"],
+            form.cleaned_data["scopes"],
+            created_by=audit.current().actor,
+        )
+        # The admin keeps working with ``obj``: make it the row create_token wrote.
+        for field in AgentToken._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(token, field.attname))
+        obj._state.adding = False
+        obj._state.db = token._state.db
+        request._kb_raw_token = raw  # shown once by response_add, never stored
+
+    def save_related(self, request, form, formsets, change):
+        if change:
+            super().save_related(request, form, formsets, change)
+        # On add, create_token already bound the banks.
+
+    def response_add(self, request, obj, post_url_continue=None):
+        raw = getattr(request, "_kb_raw_token", None)
+        if raw:
+            messages.success(
+                request, f"Token {obj.name!r} created. Copy it now; it is not shown again: {raw}"
+            )
+            del request._kb_raw_token
+        return super().response_add(request, obj, post_url_continue)
+
+    @admin.action(description="Revoke", permissions=["change"])
+    def revoke(self, request, queryset):
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(
+            request, f"Revoked {count} token{'' if count == 1 else 's'}.", messages.SUCCESS
+        )
+
+
+# --- Read-only audit and jobs ------------------------------------------------------------------
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+HISTORY_TYPES = {"+": "created", "~": "changed", "-": "deleted"}
+
+
+@admin.register(Operation)
+class OperationAdmin(ReadOnlyAdmin):
+    list_display = ("id", "kind", "bank", "actor", "reason", "created_at")
+    list_filter = ("kind", "bank")
+    list_select_related = ("bank",)
+    search_fields = ("actor", "reason")
+    date_hierarchy = "created_at"
+    fields = (
+        "kind",
+        "bank",
+        "actor",
+        "reason",
+        "created_at",
+        "reverted_by",
+        "details_json",
+        "entry_changes",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="details")
+    def details_json(self, obj: Operation) -> str:
+        return format_html(
+            "<pre>{}</pre>", json.dumps(obj.details, indent=2, sort_keys=True, default=str)
+        )
+
+    @admin.display(description="entry history rows")
+    def entry_changes(self, obj: Operation) -> str:
+        rows = list(Entry.history.filter(operation=obj).order_by("history_date", "history_id"))
+        if not rows:
+            return "—"
+        existing = set(
+            Entry.objects.filter(pk__in={r.id for r in rows}).values_list("pk", flat=True)
+        )
+        body = format_html_join(
+            "\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    row.history_date.strftime("%Y-%m-%d %H:%M:%S"),
+                    HISTORY_TYPES.get(row.history_type, row.history_type),
+                    self._entry_link(row, row.id in existing),
+                    row.title,
+                    row.status,
+                    row.history_change_reason or "",
+                )
+                for row in rows
+            ),
+        )
+        return format_html(
+            "<table><thead><tr><th>when</th><th>change</th><th>entry</th><th>title</th>"
+            "<th>status</th><th>reason</th></tr></thead><tbody>{}</tbody></table>",
+            body,
+        )
+
+    @staticmethod
+    def _entry_link(row, exists: bool) -> str:
+        if not exists:
+            return row.short_id
+        try:
+            url = reverse("admin:kb_entry_history", args=[row.id])
+        except NoReverseMatch:
+            return row.short_id
+        return format_html('<a href="{}">{}</a>', url, row.short_id)
+
+
+@admin.register(Job)
+class JobAdmin(ReadOnlyAdmin):
+    list_display = ("public_id", "kind", "bank", "status", "progress", "created_at", "finished_at")
+    list_filter = ("status", "kind", "bank")
+    list_select_related = ("bank",)
+    search_fields = ("public_id", "actor")
+
+    @admin.display(description="progress")
+    def progress(self, obj: Job) -> str:
+        return (
+            f"{obj.progress_done}/{obj.progress_total}"
+            if obj.progress_total
+            else str(obj.progress_done)
+        )

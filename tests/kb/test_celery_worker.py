@@ -1,0 +1,141 @@
+"""Tasks executed by a real Celery worker over Redis (not eagerly in-process)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
+from django.db import connection
+
+from config.celery import app as celery_app
+from kb.models import Entry, EntryEmbedding
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKER = os.environ.get("KB_TEST_BROKER_URL", "redis://127.0.0.1:6379/14")
+
+pytestmark = [
+    pytest.mark.celery_worker,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
+
+
+@pytest.fixture
+def celery_worker_process(settings):
+    """A real worker process on Redis, consuming a queue of its own, on the test database."""
+    redis.Redis.from_url(BROKER).ping()  # fails loudly if Redis is not there
+    queue = f"kbtest-{uuid.uuid4().hex[:8]}"
+    env = dict(
+        os.environ,
+        CELERY_BROKER_URL=BROKER,
+        CELERY_TASK_DEFAULT_QUEUE=queue,
+        KB_DATABASE_NAME=connection.settings_dict["NAME"],
+        KB_EMBEDDER="hashing",  # this test is about the task queue, not retrieval quality
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    if os.environ.get("DATABASE_URL"):
+        env["DATABASE_URL"] = (
+            os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + connection.settings_dict["NAME"]
+        )
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-P",
+            "solo",
+            "-Q",
+            queue,
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-l",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    previous = dict(celery_app.conf)
+    celery_app.conf.update(broker_url=BROKER, task_always_eager=False, task_default_queue=queue)
+    settings.KB_EMBEDDER = "hashing"
+    try:
+        yield worker
+    finally:
+        celery_app.conf.update(
+            broker_url=previous.get("broker_url"),
+            task_always_eager=previous.get("task_always_eager"),
+            task_default_queue=previous.get("task_default_queue"),
+        )
+        worker.terminate()
+        try:
+            output, _ = worker.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            output, _ = worker.communicate()
+        if output.strip():
+            print("worker output:\n" + output[-4000:])
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return predicate()
+
+
+def test_embedding_task_runs_on_a_real_worker(celery_worker_process, bank, client_rw):
+    response = client_rw.post(
+        f"/api/v1/banks/{bank.slug}/entries",
+        {
+            "title": "Worker-made vectors",
+            "content": "Embedded by the Celery worker.",
+            "useful_for": "Testing.",
+            "lifetime": {"durable": True},
+        },
+        format="json",
+    )
+    assert response.status_code == 201
+    entry = Entry.objects.get(bank=bank, short_id=response.json()["id"])
+    # The request committed and returned before the vectors existed: the worker makes them.
+    embedding = wait_for(lambda: EntryEmbedding.objects.filter(entry=entry).first())
+    assert embedding is not None, "the worker never embedded the entry"
+    assert embedding.model == "hashing-test-only"
+    assert embedding.content is not None and len(embedding.content) == 384
+    assert celery_worker_process.poll() is None, "the worker died"
+
+
+def test_import_job_runs_on_a_real_worker_with_progress(celery_worker_process, bank, client_rw):
+    lines = "\n".join(
+        f'{{"type": "entry", "key": "job:{i}", "title": "Imported {i}", "content": "Line {i}.", "kind": "fact"}}'
+        for i in range(30)
+    )
+    response = client_rw.post(
+        f"/api/v1/banks/{bank.slug}/import", data=lines, content_type="application/x-ndjson"
+    )
+    assert response.status_code == 202, response.content
+    job_id = response.json()["job"]
+
+    def finished():
+        body = client_rw.get(f"/api/v1/jobs/{job_id}").json()
+        return body if body["status"] in ("succeeded", "failed") else None
+
+    body = wait_for(finished)
+    assert body is not None, "the import job never finished"
+    assert body["status"] == "succeeded", body
+    assert body["progress"] == {"done": 30, "total": 30}
+    assert body["result"]["created"] == 30
+    assert Entry.objects.filter(bank=bank, key__startswith="job:").count() == 30

@@ -1,0 +1,111 @@
+"""Search quality with the real embedding model (all-MiniLM-L6-v2) on a realistic corpus."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kb.models import Entry
+from kb.services.bulk import import_bank
+from kb.services.embedding import embed_entries
+from kb.services.search import lifecycle_multiplier, search_entries
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+pytestmark = [pytest.mark.django_db, pytest.mark.model]
+
+
+def _lines(name):
+    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def corpus(bank):
+    import_bank(bank, (DATA / "search_corpus.jsonl").read_text())
+    embed_entries(Entry.objects.filter(bank=bank))
+    return {e.key: e for e in Entry.objects.filter(bank=bank)}
+
+
+def test_corpus_is_100_entries(corpus):
+    assert len(corpus) == 100
+
+
+def test_paraphrased_queries_find_their_entry_first(bank, corpus):
+    queries = _lines("search_queries.jsonl")
+    misses = []
+    for case in queries:
+        result = search_entries(bank, case["query"], limit=5)
+        top = result.entries[result.hits[0].entry_id]
+        if top.key != case["expected"]:
+            misses.append((case["query"], case["expected"], top.key))
+    assert not misses, misses
+
+
+def test_rare_token_needs_the_lexical_arm(bank, corpus):
+    for case in _lines("lexical_cases.jsonl"):
+        with_lexical = search_entries(bank, case["query"], limit=5, lexical=True)
+        top = with_lexical.entries[with_lexical.hits[0].entry_id]
+        assert top.key == case["expected"], case
+        assert "lexical" in with_lexical.hits[0].matched_by
+
+
+def test_lexical_arm_finds_entry_without_vectors(bank, corpus, make_entry):
+    fresh = make_entry(
+        "Pager escalation quirk", content="The flag ff_pager_tristate_zz9 must stay off."
+    )
+    assert not hasattr(fresh, "embedding") or fresh.embedding is None
+    flat = search_entries(bank, "ff_pager_tristate_zz9", limit=10)
+    assert fresh.pk not in [h.entry_id for h in flat.hits]
+    lexical = search_entries(bank, "ff_pager_tristate_zz9", limit=10, lexical=True)
+    assert lexical.hits[0].entry_id == fresh.pk
+    assert lexical.hits[0].matched_by == ["lexical"]
+
+
+def test_filters_on_kinds_and_systems(bank, corpus):
+    kinds = {"gotcha"}
+    result = search_entries(bank, "database connection problems", limit=10, kinds=list(kinds))
+    assert result.hits and all(result.entries[h.entry_id].kind.name in kinds for h in result.hits)
+    some_system = next(s for e in corpus.values() for s in e.systems)
+    result = search_entries(bank, "how does this work", limit=10, systems=[some_system])
+    assert result.hits and all(
+        some_system in result.entries[h.entry_id].systems for h in result.hits
+    )
+
+
+def test_retired_entries_are_downranked_not_excluded(bank, corpus):
+    case = _lines("search_queries.jsonl")[0]
+    target = corpus[case["expected"]]
+    before = search_entries(bank, case["query"], limit=100)
+    score_before = next(h.score for h in before.hits if h.entry_id == target.pk)
+    Entry.objects.filter(pk=target.pk).update(status="retired")
+    after = search_entries(bank, case["query"], limit=100)
+    hit = next(h for h in after.hits if h.entry_id == target.pk)
+    assert hit.score == pytest.approx(score_before * 0.35, rel=1e-3)
+    hidden = search_entries(bank, case["query"], limit=100, include_retired=False)
+    assert target.pk not in [h.entry_id for h in hidden.hits]
+
+
+def test_search_never_crosses_banks(bank, other_bank, corpus):
+    import_bank(other_bank, (DATA / "search_corpus.jsonl").read_text())
+    embed_entries(Entry.objects.filter(bank=other_bank))
+    result = search_entries(
+        other_bank, "appointment reminders by text message", limit=20, lexical=True
+    )
+    assert result.hits
+    assert {e.bank_id for e in result.entries.values()} == {other_bank.pk}
+
+
+def test_lifecycle_multipliers():
+    import datetime as dt
+
+    now = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    assert lifecycle_multiplier("live", now, None, now) == 1.0
+    assert lifecycle_multiplier("retired", now, None, now) == 0.35
+    assert lifecycle_multiplier("cancelled", now, None, now) == 0.15
+    assert lifecycle_multiplier("done", now, None, now) == pytest.approx(0.6)
+    assert lifecycle_multiplier("done", now - dt.timedelta(days=45), None, now) == pytest.approx(
+        0.4
+    )
+    assert lifecycle_multiplier("done", now - dt.timedelta(days=400), None, now) == pytest.approx(
+        0.2
+    )
+    assert lifecycle_multiplier("live", now, dt.date(2026, 5, 1), now) == 0.35
