@@ -9,6 +9,7 @@ import time
 import uuid
 from pathlib import Path
 
+import kombu.pools
 import pytest
 import redis
 from django.db import connection
@@ -21,13 +22,17 @@ BROKER = os.environ.get("KB_TEST_BROKER_URL", "redis://127.0.0.1:6379/14")
 
 pytestmark = [
     pytest.mark.celery_worker,
+    pytest.mark.xdist_group("celery_worker"),
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
 
-@pytest.fixture
-def celery_worker_process(settings):
-    """A real worker process on Redis, consuming a queue of its own, on the test database."""
+@pytest.fixture(scope="module")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """A real worker process on Redis, consuming a queue of its own, on the test database.
+
+    Module-scoped: Celery caches its queue routing once used, so one queue serves the module.
+    """
     redis.Redis.from_url(BROKER).ping()  # fails loudly if Redis is not there
     queue = f"kbtest-{uuid.uuid4().hex[:8]}"
     env = dict(
@@ -68,7 +73,7 @@ def celery_worker_process(settings):
     )
     previous = dict(celery_app.conf)
     celery_app.conf.update(broker_url=BROKER, task_always_eager=False, task_default_queue=queue)
-    settings.KB_EMBEDDER = "hashing"
+    _reset_celery_caches()
     try:
         yield worker
     finally:
@@ -77,6 +82,7 @@ def celery_worker_process(settings):
             task_always_eager=previous.get("task_always_eager"),
             task_default_queue=previous.get("task_default_queue"),
         )
+        _reset_celery_caches()
         worker.terminate()
         try:
             output, _ = worker.communicate(timeout=20)
@@ -87,7 +93,20 @@ def celery_worker_process(settings):
             print("worker output:\n" + output[-4000:])
 
 
-def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
+def _reset_celery_caches() -> None:
+    """Celery caches queues, routes and the connection pool on first use; drop them so a
+    configuration change (broker, default queue) takes effect in this process."""
+    for attr in ("queues", "default_queue", "router"):
+        celery_app.amqp.__dict__.pop(attr, None)
+    celery_app.amqp._rtable = None
+    celery_app.amqp._producer_pool = None
+    if celery_app._pool is not None:
+        celery_app._pool.force_close_all()
+        celery_app._pool = None
+    kombu.pools.reset()
+
+
+def wait_for(predicate, timeout: float = 180.0, interval: float = 0.2):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -134,7 +153,9 @@ def test_import_job_runs_on_a_real_worker_with_progress(celery_worker_process, b
         return body if body["status"] in ("succeeded", "failed") else None
 
     body = wait_for(finished)
-    assert body is not None, "the import job never finished"
+    assert body is not None, (
+        f"the import job never finished: {client_rw.get(f'/api/v1/jobs/{job_id}').json()}"
+    )
     assert body["status"] == "succeeded", body
     assert body["progress"] == {"done": 30, "total": 30}
     assert body["result"]["created"] == 30
