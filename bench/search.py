@@ -262,7 +262,7 @@ def main() -> None:
     from django.db import connection
     from pgvector.psycopg import register_vector
 
-    rng = np.random.default_rng(20240601)
+    rng, load_start = np.random.default_rng(20240601), os.getloadavg()[0]
     connection.ensure_connection()
     register_vector(connection.connection)  # binary COPY of numpy vectors; before any cursor
     with connection.cursor() as cursor:
@@ -282,7 +282,9 @@ def main() -> None:
                 explain(cursor, banks[n], rng)
     emb = None if args.skip_embed else bench_embedder(rng)
 
-    print(f"\nMachine: {machine()}")
+    print(
+        f"\nMachine: {machine()}; 1-min load average {load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end"
+    )
     print(f"PostgreSQL: {pg.split(' on ')[0]}, pgvector {pgvector}, hnsw.ef_search={ef_search}, "
           f"hnsw.iterative_scan={iterative}\n")  # fmt: skip
     hnsw, exact = "content arm, HNSW", "content arm, exact scan"

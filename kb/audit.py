@@ -50,11 +50,17 @@ def operation(bank, kind: str, reason: str = "", actor: str | None = None, **det
     """Open one audited changeset inside one transaction and yield its ``Operation``.
 
     Everything written in the block is one unit: it commits together or not at all, and every
-    historical row records the operation id.
+    historical row records the operation id. Inside an open operation, joins it.
     """
     from kb.models import Operation
 
     ctx = _current.get()
+    if ctx.operation_id is not None:
+        # Already inside an operation (a merge that links, an import that creates): join it,
+        # so one user action stays one reviewable, revertible unit.
+        with transaction.atomic():
+            yield Operation.objects.get(pk=ctx.operation_id)
+        return
     with transaction.atomic():
         op = Operation.objects.create(
             bank=bank,
@@ -68,6 +74,12 @@ def operation(bank, kind: str, reason: str = "", actor: str | None = None, **det
             yield op
         finally:
             _current.reset(token)
+
+
+def record(op, **details) -> None:
+    """Merge ``details`` into the operation's details (joined operations share one row)."""
+    op.details = {**(op.details or {}), **details}
+    op.save(update_fields=["details"])
 
 
 def fill_history_row(sender, instance, history_instance, **kwargs) -> None:

@@ -175,6 +175,8 @@ class Entry(BankOwned):
             models.UniqueConstraint(
                 fields=["bank", "short_id"], name="entry_short_id_unique_per_bank"
             ),
+            # Target of the composite foreign keys that keep an edge's ends in the edge's bank.
+            models.UniqueConstraint(fields=["id", "bank"], name="entry_id_bank_unique"),
             models.UniqueConstraint(
                 fields=["bank", "key"],
                 condition=Q(key__isnull=False),

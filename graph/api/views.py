@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
+from graph.api import schemas as graph_schemas
+from graph.api.render import edge_json
+from graph.services import curation, edges
+from graph.services.aliases import resolve
 from graph.services.query import QueryParams, run_query
 from kb.api import schemas
-from kb.api.auth import bank_for
+from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
+from kb.api.render import entry_detail
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Scope
 
@@ -38,3 +43,189 @@ class QueryView(BankAPIView):
                 400, "invalid_input", "query must not be blank.", {"query": "Must not be blank."}
             )
         return Response(run_query(bank_obj, QueryParams(**data)))
+
+
+def _reason(request) -> str:
+    data = request.data if isinstance(request.data, dict) else {}
+    return data.get("reason") or request.query_params.get("reason") or ""
+
+
+class EdgeListView(BankAPIView):
+    @extend_schema(
+        request=graph_schemas.EdgeCreateSerializer,
+        responses={201: graph_schemas.EdgeSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Link two entries",
+    )
+    def post(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        body = self.json_body(request)
+        payload = {k: v for k, v in body.items() if k != "reason"}
+        edge = edges.link(
+            bank_obj, payload, reason=str(body.get("reason") or ""), actor=actor_for(request)
+        )
+        return Response(edge_json(edges.get_edge(bank_obj, edge.pk)), status=201)
+
+
+class EdgeDetailView(BankAPIView):
+    @extend_schema(
+        responses={200: graph_schemas.EdgeSerializer, **ERRORS},
+        summary="Read an edge (any version)",
+    )
+    def get(self, request, bank: str, edge_id: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        return Response(edge_json(edges.get_edge(bank_obj, edge_id)))
+
+
+class EdgeUnlinkView(BankAPIView):
+    @extend_schema(
+        request=graph_schemas.ReasonSerializer,
+        responses={200: graph_schemas.EdgeSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Unlink an edge (closes its transaction interval)",
+    )
+    def post(self, request, bank: str, edge_id: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        body = self.json_body(request)
+        edge = edges.unlink(bank_obj, edge_id, body.get("reason"), actor=actor_for(request))
+        return Response(edge_json(edges.get_edge(bank_obj, edge.pk)))
+
+
+class EdgeRetypeView(BankAPIView):
+    @extend_schema(
+        request=graph_schemas.RetypeSerializer,
+        responses={200: graph_schemas.EdgeSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Retype an edge (closes the row, appends the retyped one)",
+    )
+    def post(self, request, bank: str, edge_id: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        body = self.json_body(request)
+        edge = edges.retype(
+            bank_obj,
+            edge_id,
+            body.get("relation"),
+            body.get("reason"),
+            actor=actor_for(request),
+            label=str(body.get("label") or ""),
+        )
+        return Response(edge_json(edges.get_edge(bank_obj, edge.pk)))
+
+
+class EdgeInvalidateView(BankAPIView):
+    @extend_schema(
+        request=graph_schemas.InvalidateSerializer,
+        responses={200: graph_schemas.EdgeSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Close an edge's valid time, keeping the old belief",
+    )
+    def post(self, request, bank: str, edge_id: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        body = self.json_body(request)
+        edge = edges.invalidate(
+            bank_obj, edge_id, body.get("valid_to"), body.get("reason"), actor=actor_for(request)
+        )
+        return Response(edge_json(edges.get_edge(bank_obj, edge.pk)))
+
+
+class ResolveView(BankAPIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "q", str, required=True, description="A surface form: id, key, alias or name."
+            )
+        ],
+        responses={200: graph_schemas.ResolveSerializer, **ERRORS},
+        summary="Resolve a name to an entry",
+    )
+    def get(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        q = request.query_params.get("q")
+        if q is None or not q.strip():
+            raise ApiError(
+                400, "invalid_input", "Give the surface form to resolve as ?q=…", {"q": "Required."}
+            )
+        result = resolve(bank_obj, q)
+        return Response(
+            {
+                "status": result.status,
+                "matched": result.matched,
+                "entry": entry_detail(result.entry) if result.entry else None,
+                "candidates": result.candidates,
+            }
+        )
+
+
+class MergeView(BankAPIView):
+    @extend_schema(
+        request=graph_schemas.MergeRequestSerializer,
+        responses={201: graph_schemas.MergeResultSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Merge one entry into another",
+    )
+    def post(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.CURATE)
+        body = self.json_body(request)
+        result = curation.merge_entries(
+            bank_obj,
+            body.get("keep"),
+            body.get("away"),
+            body.get("reason"),
+            actor=actor_for(request),
+        )
+        return Response(result.as_json(), status=201)
+
+
+class OperationView(BankAPIView):
+    @extend_schema(
+        responses={200: graph_schemas.OperationSerializer, **ERRORS},
+        summary="An operation and the rows it changed",
+    )
+    def get(self, request, bank: str, op_id: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        op = _operation(bank_obj, op_id)
+        return Response(
+            {
+                "id": op.pk,
+                "kind": op.kind,
+                "actor": op.actor,
+                "reason": op.reason,
+                "time": op.created_at.isoformat(),
+                "details": op.details,
+                "reverted_by": op.reverted_by_id,
+                "changes": curation.operation_changes(op),
+            }
+        )
+
+
+class OperationRevertView(BankAPIView):
+    @extend_schema(
+        request=graph_schemas.RevertRequestSerializer,
+        responses={200: graph_schemas.RevertResultSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Revert an operation exactly",
+    )
+    def post(self, request, bank: str, op_id: str):
+        bank_obj = bank_for(request, bank, Scope.CURATE)
+        body = self.json_body(request)
+        force = body.get("force", False)
+        if not isinstance(force, bool):
+            raise ApiError(
+                400,
+                "invalid_input",
+                "force must be true or false.",
+                {"force": "Must be a boolean."},
+            )
+        result = curation.revert_operation(
+            bank_obj,
+            _operation(bank_obj, op_id).pk,
+            body.get("reason"),
+            force=force,
+            actor=actor_for(request),
+        )
+        return Response({"operation": result["operation"], "reverted": result["reverted"]})
+
+
+def _operation(bank, op_id):
+    from kb.models import Operation
+
+    try:
+        return Operation.objects.get(bank=bank, pk=int(op_id))
+    except (ValueError, Operation.DoesNotExist):
+        raise ApiError(
+            404, "operation_not_found", f"No operation {op_id!r} in this bank."
+        ) from None

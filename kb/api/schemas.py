@@ -153,3 +153,8 @@ class JobSerializer(serializers.Serializer):
 
 class JobQueuedSerializer(serializers.Serializer):
     job = serializers.CharField()
+
+
+class DeleteResultSerializer(serializers.Serializer):
+    operation = serializers.IntegerField()
+    bridged = serializers.IntegerField()

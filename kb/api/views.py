@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import parsers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -87,6 +87,23 @@ class EntryDetailView(BankAPIView):
             raise ApiError(400, "empty_patch", "Send at least one field to change.")
         update_entry(bank_obj, entry, changes, actor=actor_for(request))
         return Response(_detail_response(bank_obj, entry.short_id))
+
+    @extend_schema(
+        parameters=[OpenApiParameter("reason", str, required=True)],
+        responses={200: schemas.DeleteResultSerializer, **ERRORS},
+        summary="Delete an entry, bridging its edges (scope curate)",
+    )
+    def delete(self, request, bank: str, entry_id: str):
+        from kb.services import entries
+
+        bank_obj = bank_for(request, bank, Scope.CURATE)
+        reason = request.query_params.get("reason") or (
+            request.data.get("reason") if isinstance(request.data, dict) else ""
+        )
+        if entries.ENTRY_DELETER is None:
+            raise ApiError(400, "not_supported_yet", "Deleting entries needs the graph app.")
+        result = entries.ENTRY_DELETER(bank_obj, entry_id, reason, actor=actor_for(request))
+        return Response(result)
 
 
 class EntryVerifyView(BankAPIView):

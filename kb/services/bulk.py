@@ -65,6 +65,7 @@ class ImportContext:
     existing_by_key: dict[str, Entry]
     file_ids: dict[str, int] = field(default_factory=dict)  # short_id -> line
     file_keys: dict[str, int] = field(default_factory=dict)  # key -> line
+    file_entries: dict[str, dict] = field(default_factory=dict)  # id or key -> raw entry line
     new_kinds: dict[str, dict] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # for registered line types
 
@@ -75,6 +76,35 @@ class ImportContext:
             or ref in self.existing_by_id
             or ref in self.existing_by_key
         )
+
+    def entry_text(self, ref: str) -> dict | None:
+        """Title, summary, content and useful_for of an entry named in the file or the bank."""
+        raw = self.file_entries.get(ref)
+        if raw is not None:
+            return {k: raw.get(k) or "" for k in ("title", "summary", "content", "useful_for")}
+        entry = self.existing_by_id.get(ref) or self.existing_by_key.get(ref)
+        if entry is None:
+            return None
+        return {
+            "title": entry.title,
+            "summary": entry.summary,
+            "content": entry.content,
+            "useful_for": entry.useful_for,
+        }
+
+    def canonical_ref(self, ref: str) -> str:
+        """One name per entry: its file line's id (else key), or the existing short_id."""
+        raw = self.file_entries.get(ref)
+        if raw is not None:
+            return raw.get("id") or raw.get("key")
+        entry = self.existing_by_id.get(ref) or self.existing_by_key.get(ref)
+        if entry is None:
+            return ref
+        for candidate in (entry.short_id, entry.key):
+            if candidate and candidate in self.file_entries:
+                raw = self.file_entries[candidate]
+                return raw.get("id") or raw.get("key")
+        return entry.short_id
 
 
 @dataclass
@@ -186,6 +216,7 @@ def validate_import(
                         )
                     else:
                         table[value] = number
+                        ctx.file_entries[value] = obj
     plan: list[PlannedLine] = []
     ordered = sorted(objects, key=lambda item: (LINE_TYPES[item[1]["type"]].order, item[0]))
     total = len(ordered)
@@ -465,7 +496,7 @@ def import_bank(
             for name, handler in sorted(LINE_TYPES.items(), key=lambda kv: kv[1].order):
                 if name in by_type:
                     handler.apply(state, by_type[name], progress)
-            changed = sum(v for k, v in counts.items() if k != "unchanged")
+            changed = sum(v for k, v in counts.items() if not k.endswith("unchanged"))
             op.details = {**op.details, **counts}
             op.save(update_fields=["details"])
             if changed == 0:

@@ -82,16 +82,6 @@ def test_patch_moves_updated_at_not_verified_at(client_rw, make_entry):
     assert verified.json()["updated_at"] == body["updated_at"]
 
 
-def test_connections_not_supported_yet(client_rw, make_entry):
-    other = make_entry("Other")
-    body = dict(LEARNING, connections=[{"id": other.short_id, "relation": "corrects", "note": "x"}])
-    error = assert_envelope(
-        client_rw.post(url("acme", "entries"), body, format="json"), 400, "not_supported_yet"
-    )
-    assert "connections" in error["fields"]
-    assert not Entry.objects.filter(title=LEARNING["title"]).exists()
-
-
 @pytest.mark.parametrize(
     ("body", "field"),
     [

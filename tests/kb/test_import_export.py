@@ -11,6 +11,7 @@ from kb.services.bulk import ImportFailed, export_lines, import_bank
 
 pytestmark = pytest.mark.django_db
 DEMO = Path(__file__).resolve().parents[2] / "kb" / "demo" / "engineering.jsonl"
+DEMO_EDGES = DEMO.with_name("engineering_edges.jsonl")
 
 
 def jl(*objs):
@@ -101,12 +102,17 @@ def test_every_bad_line_is_reported_and_nothing_written(bank):
 
 def test_export_then_import_into_empty_bank_reproduces_it(bank):
     import_bank(bank, DEMO.read_text())
+    import_bank(bank, DEMO_EDGES.read_text())
     first = list(export_lines(bank))
     copy = Bank.objects.create(slug="copy", name="Copy")
     import_bank(copy, "\n".join(first))
     second = list(export_lines(copy))
-    assert len(first) >= 150
+    types = [json.loads(line)["type"] for line in first]
+    assert types.count("entry") >= 150 and types.count("edge") >= 100 and types.count("alias") >= 10
+    assert types.count("relation") == 1
     assert first == second
+    again = import_bank(copy, "\n".join(first))
+    assert again["operation"] is None, again  # and re-import is a no-op
 
 
 def test_demo_file_imports_cleanly(bank):

@@ -39,8 +39,13 @@ class Command(KbCommand):
                     )
                     continue
                 result = import_bank(bank, text, reason=f"demo data {filename}")
+                changed = ", ".join(
+                    f"{k} {v}"
+                    for k, v in result.items()
+                    if v and k not in ("operation", "lines") and not k.endswith("unchanged")
+                )
                 self.stdout.write(
-                    f"{slug} ← {filename}: created {result['created']}, updated {result['updated']}."
+                    f"{slug} ← {filename}: {changed or 'already loaded, nothing changed'}."
                 )
             written = embed_entries(Entry.objects.filter(bank=bank))
             self.stdout.write(

@@ -1,0 +1,107 @@
+"""Serializers that document the graph API in the OpenAPI schema (validation is in services)."""
+
+from rest_framework import serializers
+
+
+class EdgeCreateSerializer(serializers.Serializer):
+    relation = serializers.CharField()
+    note = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="How the other entry pertains, never what it says.",
+    )
+    evidence = serializers.JSONField(required=False)
+    valid_from = serializers.CharField(required=False, allow_null=True)
+    valid_to = serializers.CharField(required=False, allow_null=True)
+    label = serializers.CharField(required=False, help_text="Free text for relation 'other'.")
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = serializers.CharField(help_text="Entry id or key.")
+        fields["to"] = serializers.CharField(help_text="Entry id or key.")
+        return fields
+
+
+class EdgeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    relation = serializers.CharField()
+    label = serializers.CharField(allow_null=True)
+    note = serializers.CharField()
+    evidence = serializers.JSONField()
+    source = serializers.CharField()
+    actor = serializers.CharField()
+    valid_from = serializers.DateTimeField(allow_null=True)
+    valid_to = serializers.DateTimeField(allow_null=True)
+    recorded_at = serializers.DateTimeField()
+    invalidated_at = serializers.DateTimeField(allow_null=True)
+    replaces = serializers.IntegerField(allow_null=True)
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = serializers.CharField()
+        fields["to"] = serializers.CharField()
+        return fields
+
+
+class ReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+
+
+class RetypeSerializer(ReasonSerializer):
+    relation = serializers.CharField()
+    label = serializers.CharField(required=False)
+
+
+class InvalidateSerializer(ReasonSerializer):
+    valid_to = serializers.CharField()
+
+
+class CandidateSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    title = serializers.CharField()
+    score = serializers.FloatField()
+
+
+class ResolveSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["resolved", "ambiguous", "not_found"])
+    matched = serializers.ChoiceField(
+        choices=["short_id", "key", "alias", "fuzzy"], allow_null=True
+    )
+    entry = serializers.DictField(allow_null=True)
+    candidates = CandidateSerializer(many=True)
+
+
+class MergeRequestSerializer(serializers.Serializer):
+    keep = serializers.CharField()
+    away = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class MergeResultSerializer(serializers.Serializer):
+    operation = serializers.IntegerField()
+    keep = serializers.CharField()
+    away = serializers.CharField()
+    edges_repointed = serializers.IntegerField()
+    edges_collapsed = serializers.IntegerField()
+    aliases_added = serializers.IntegerField()
+    self_loops_dropped = serializers.ListField(child=serializers.IntegerField())
+
+
+class OperationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    actor = serializers.CharField()
+    reason = serializers.CharField()
+    time = serializers.DateTimeField()
+    details = serializers.DictField()
+    reverted_by = serializers.IntegerField(allow_null=True)
+    changes = serializers.ListField(child=serializers.DictField())
+
+
+class RevertRequestSerializer(ReasonSerializer):
+    force = serializers.BooleanField(required=False, default=False)
+
+
+class RevertResultSerializer(serializers.Serializer):
+    operation = serializers.IntegerField()
+    reverted = serializers.IntegerField()

@@ -1,0 +1,13 @@
+import pytest
+
+from graph.services.edges import link
+
+
+@pytest.fixture
+def linked(bank):
+    """Link two entries by short_id: linked(a, b, "corrects", note="...")."""
+
+    def make(a, b, relation="see_also", **fields):
+        return link(bank, {"from": a.short_id, "to": b.short_id, "relation": relation, **fields})
+
+    return make
