@@ -10,6 +10,10 @@ urlpatterns = [
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/v1/", include("kb.api.urls")),
     path("api/v1/", include("graph.api.urls")),
+    path("api/v1/", include("graph.api.urls_traverse")),
+    path("api/v1/", include("graph.api.urls_analytics")),
+    path("api/v1/", include("workflows.api.urls")),
+    path("workflows/", include("workflows.urls")),
 ]
 
 handler404 = json_not_found

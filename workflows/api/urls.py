@@ -1,0 +1,3 @@
+"""URLs of the workflows API."""
+
+urlpatterns: list = []

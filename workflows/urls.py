@@ -1,0 +1,3 @@
+"""URLs of the manager pages."""
+
+urlpatterns: list = []
