@@ -282,8 +282,9 @@ def main() -> None:
                 explain(cursor, banks[n], rng)
     emb = None if args.skip_embed else bench_embedder(rng)
 
+    load_end = os.getloadavg()[0]
     print(
-        f"\nMachine: {machine()}; 1-min load average {load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end"
+        f"\nMachine: {machine()}; 1-min load average {load_start:.2f} at start, {load_end:.2f} at end"
     )
     print(f"PostgreSQL: {pg.split(' on ')[0]}, pgvector {pgvector}, hnsw.ef_search={ef_search}, "
           f"hnsw.iterative_scan={iterative}\n")  # fmt: skip

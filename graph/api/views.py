@@ -7,7 +7,7 @@ from rest_framework.response import Response
 
 from graph.api import schemas as graph_schemas
 from graph.api.render import edge_json
-from graph.services import curation, edges
+from graph.services import curation, edges, lifecycle
 from graph.services.aliases import resolve
 from graph.services.query import QueryParams, run_query
 from kb.api import schemas
@@ -16,6 +16,7 @@ from kb.api.errors import ApiError
 from kb.api.render import entry_detail
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Scope
+from kb.services.entries import find_entry
 
 
 class QueryView(BankAPIView):
@@ -42,7 +43,7 @@ class QueryView(BankAPIView):
             raise ApiError(
                 400, "invalid_input", "query must not be blank.", {"query": "Must not be blank."}
             )
-        return Response(run_query(bank_obj, QueryParams(**data)))
+        return Response(run_query(bank_obj, QueryParams(**data), actor=actor_for(request)))
 
 
 def _reason(request) -> str:
@@ -229,3 +230,38 @@ def _operation(bank, op_id):
         raise ApiError(
             404, "operation_not_found", f"No operation {op_id!r} in this bank."
         ) from None
+
+
+class EntryRetireView(BankAPIView):
+    @extend_schema(
+        request=schemas.RetireSerializer,
+        responses={200: schemas.EntrySerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Retire an entry with verbatim evidence",
+    )
+    def post(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        body = self.json_body(request)
+        entry = lifecycle.retire_entry(
+            bank_obj,
+            entry_id,
+            body.get("reason"),
+            body.get("evidence"),
+            superseded_by=body.get("superseded_by"),
+            actor=actor_for(request),
+        )
+        return Response(entry_detail(find_entry(bank_obj, entry.short_id)))
+
+
+class EntryRestoreView(BankAPIView):
+    @extend_schema(
+        request=graph_schemas.ReasonSerializer,
+        responses={200: schemas.EntrySerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Undo a retirement",
+    )
+    def post(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        body = self.json_body(request) if request.data else {}
+        entry = lifecycle.restore_entry(
+            bank_obj, entry_id, reason=str(body.get("reason") or ""), actor=actor_for(request)
+        )
+        return Response(entry_detail(find_entry(bank_obj, entry.short_id)))

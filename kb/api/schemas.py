@@ -104,7 +104,13 @@ class RelatedItemSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["folded", "neighbor"])
     note = serializers.CharField(allow_blank=True)
     summary = serializers.CharField(allow_blank=True)
-    via = serializers.DictField(required=False, allow_null=True)
+    title = serializers.CharField()
+    status = serializers.CharField()
+    steps = serializers.ListField(required=False, help_text="A playbook's steps, whole.")
+    via = serializers.DictField(required=False, allow_null=True, help_text="Folded items only.")
+    replacement = serializers.BooleanField(
+        required=False, help_text="Pinned: supersedes this result."
+    )
 
 
 class QueryResultSerializer(serializers.Serializer):
@@ -122,6 +128,9 @@ class QueryResultSerializer(serializers.Serializer):
     score = serializers.FloatField()
     rank = serializers.IntegerField()
     matched_by = serializers.ListField(child=serializers.CharField())
+    lifecycle = serializers.CharField(
+        allow_null=True, help_text="Why a non-live result is downranked."
+    )
     related = RelatedItemSerializer(many=True)
     neighbors = RelatedItemSerializer(many=True)
 
@@ -158,3 +167,18 @@ class JobQueuedSerializer(serializers.Serializer):
 class DeleteResultSerializer(serializers.Serializer):
     operation = serializers.IntegerField()
     bridged = serializers.IntegerField()
+
+
+class AnchorRecallSerializer(serializers.Serializer):
+    results = serializers.ListField(child=serializers.DictField())
+
+
+class StaleListSerializer(serializers.Serializer):
+    days = serializers.IntegerField()
+    results = serializers.ListField(child=serializers.DictField())
+
+
+class RetireSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+    evidence = serializers.CharField(help_text="Verbatim text showing the old state ended.")
+    superseded_by = serializers.CharField(required=False, allow_null=True)

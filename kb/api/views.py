@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from kb.api import schemas
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
-from kb.api.render import entry_detail
+from kb.api.render import entry_core, entry_detail
 from kb.models import Bank, Job, Scope
 from kb.services import bulk
 from kb.services.entries import (
@@ -22,6 +22,8 @@ from kb.services.entries import (
     update_entry,
     verify_entry,
 )
+from kb.services.guard import check_learning
+from kb.services.recall import recall_anchors, stale_entries
 
 ERRORS = {
     400: OpenApiResponse(schemas.ErrorEnvelope, description="Bad input"),
@@ -60,6 +62,7 @@ class EntryListView(BankAPIView):
     def post(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.WRITE)
         data = clean_entry_data(bank_obj, self.json_body(request))
+        check_learning(data)
         entry = create_entry(bank_obj, data, actor=actor_for(request))
         return Response(
             entry_detail(find_entry(bank_obj, entry.short_id)), status=status.HTTP_201_CREATED
@@ -205,3 +208,92 @@ class JobView(AuditedViewMixin, APIView):
         if not visible:
             raise ApiError(404, "job_not_found", f"No job {job_id!r} is visible to you.")
         return Response(job_json(job))
+
+
+def _int_param(request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(
+            400, "invalid_input", f"{name} must be a whole number.", {name: "Not a number."}
+        ) from None
+    if not low <= value <= high:
+        raise ApiError(
+            400,
+            "invalid_input",
+            f"{name} must be between {low} and {high}.",
+            {name: "Out of range."},
+        )
+    return value
+
+
+class RecallAnchorsView(BankAPIView):
+    @extend_schema(
+        request=schemas.AnchorsSerializer,
+        responses={200: schemas.AnchorRecallSerializer, **ERRORS},
+        summary="Entries anchored to the files and symbols being edited",
+    )
+    def post(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        body = self.json_body(request)
+        unknown = sorted(set(body) - {"files", "symbols", "limit"})
+        if unknown:
+            raise ApiError(
+                400,
+                "invalid_input",
+                f"Unknown fields: {', '.join(unknown)}.",
+                dict.fromkeys(unknown, "Unknown field."),
+            )
+        limit = body.get("limit", 20)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
+            raise ApiError(
+                400, "invalid_input", "limit must be between 1 and 100.", {"limit": "Out of range."}
+            )
+        hits = recall_anchors(bank_obj, body.get("files"), body.get("symbols"), limit=limit)
+        return Response(
+            {
+                "results": [
+                    {
+                        **entry_core(h.entry),
+                        "lifecycle": h.entry.status if h.entry.status != "live" else None,
+                        "matched": {"files": h.files, "symbols": h.symbols},
+                    }
+                    for h in hits
+                ]
+            }
+        )
+
+
+class StaleEntriesView(BankAPIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "days", int, description="Not verified in this many days (default 90)."
+            ),
+            OpenApiParameter("limit", int),
+        ],
+        responses={200: schemas.StaleListSerializer, **ERRORS},
+        summary="Entries nobody verified in N days",
+    )
+    def get(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        days = _int_param(request, "days", 90, 0, 36500)
+        limit = _int_param(request, "limit", 100, 1, 1000)
+        entries = stale_entries(bank_obj, days, limit=limit)
+        return Response(
+            {
+                "days": days,
+                "results": [
+                    {
+                        **entry_core(e),
+                        "verified_at": e.verified_at.isoformat() if e.verified_at else None,
+                        "updated_at": e.updated_at.isoformat(),
+                        "usage_count": e.usage_count,
+                    }
+                    for e in entries
+                ],
+            }
+        )

@@ -213,6 +213,7 @@ def test_query_flat_shape(client_rw, make_entry, hashing_embedder, bank):
         "score",
         "rank",
         "matched_by",
+        "lifecycle",
         "related",
         "neighbors",
     }

@@ -1,0 +1,286 @@
+"""Folding (``000_*``, exact algorithm in API.md "Query"): groups connected results, keeps one
+representative per group, hands the rest over as typed pointers, refills the freed slots and
+attaches one-hop neighbours from outside the pool.
+
+The grouping is a pure function over the ranked pool and the edges among it
+(:func:`fold_pool`), so every rule is testable on hand-built inputs; the two SQL statements the
+fold adds to a flat query are :func:`edges_among` and :func:`neighbors_of`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.utils import timezone
+
+from kb.models import Bank
+
+PROTECTED = 2  # the two best-ranked results always stand as themselves
+
+
+@dataclass(frozen=True)
+class PoolEdge:
+    """A current edge between two pool members."""
+
+    id: int
+    source: int
+    target: int
+    relation: str
+    fold_role: str  # "dominates" | "parent" | ""
+    priority: int
+    note: str
+
+
+@dataclass
+class Folded:
+    """A pool member folded into a representative, with how it is reached."""
+
+    entry_id: int
+    relation: str
+    direction: str  # seen from the representative (or from ``via`` when not adjacent)
+    note: str
+    via: dict | None = None  # {"id": member entry id, "relation", "direction"}
+
+
+@dataclass
+class FoldedResult:
+    entry_id: int
+    position: int  # the group's best pool rank (protected entries keep their own)
+    related: list[Folded] = field(default_factory=list)
+
+
+@dataclass
+class FoldPlan:
+    results: list[FoldedResult]
+    groups: int
+    folded: int
+    refilled: int
+
+
+class _UnionFind:
+    def __init__(self, items: Sequence[int]):
+        self.parent = {i: i for i in items}
+
+    def find(self, x: int) -> int:
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+def _best_edge(edges: list[PoolEdge]) -> PoolEdge:
+    return min(edges, key=lambda e: (-e.priority, e.note == "", e.id))
+
+
+def _dominated(members: set[int], edges: list[PoolEdge]) -> set[int]:
+    """Members that yield to another member: the target of a dominating edge (superseded,
+    corrected, clarified) and the source of a parent edge (part of, split from, derived from)."""
+    out = set()
+    for e in edges:
+        if e.source in members and e.target in members:
+            if e.fold_role == "dominates":
+                out.add(e.target)
+            elif e.fold_role == "parent":
+                out.add(e.source)
+    return out
+
+
+def _folded_item(rep: int, item: int, adjacency: dict[int, dict[int, list[PoolEdge]]]) -> Folded:
+    direct = adjacency[rep].get(item)
+    if direct:
+        edge = _best_edge(direct)
+        return Folded(item, edge.relation, "out" if edge.source == rep else "in", edge.note)
+    # Shortest path from the representative; ``via`` is the member adjacent to the item on it.
+    previous = {rep: rep}
+    queue = deque([rep])
+    while queue:
+        node = queue.popleft()
+        if node == item:
+            break
+        for nxt in sorted(adjacency[node]):
+            if nxt not in previous:
+                previous[nxt] = node
+                queue.append(nxt)
+    member = previous[item]
+    edge = _best_edge(adjacency[member][item])
+    direction = "out" if edge.source == member else "in"
+    via = {"id": member, "relation": edge.relation, "direction": direction}
+    return Folded(item, edge.relation, direction, edge.note, via)
+
+
+def fold_pool(ranked: Sequence[int], edges: Sequence[PoolEdge], limit: int) -> FoldPlan:
+    """Fold a ranked pool (entry ids, best first) over the edges among it; keep ``limit`` results."""
+    rank = {entry_id: i for i, entry_id in enumerate(ranked, start=1)}
+    edges = [e for e in edges if e.source in rank and e.target in rank and e.source != e.target]
+    uf = _UnionFind(ranked)
+    adjacency: dict[int, dict[int, list[PoolEdge]]] = {i: {} for i in ranked}
+    for e in edges:
+        uf.union(e.source, e.target)
+        adjacency[e.source].setdefault(e.target, []).append(e)
+        adjacency[e.target].setdefault(e.source, []).append(e)
+    groups: dict[int, list[int]] = {}
+    for entry_id in ranked:
+        groups.setdefault(uf.find(entry_id), []).append(entry_id)
+
+    results: list[FoldedResult] = []
+    for members in groups.values():  # members are in rank order
+        member_set = set(members)
+        protected = [m for m in members if rank[m] <= PROTECTED]
+        if protected:
+            reps = protected
+            host = protected[0]
+        else:
+            dominated = _dominated(member_set, [e for e in edges if e.source in member_set])
+            host = next((m for m in members if m not in dominated), members[0])
+            reps = [host]
+        best = rank[members[0]]
+        for rep in reps:
+            position = rank[rep] if protected else best
+            results.append(FoldedResult(rep, position))
+        hosted = next(r for r in results if r.entry_id == host)
+        for m in members:
+            if m not in reps:
+                hosted.related.append(_folded_item(host, m, adjacency))
+    results.sort(key=lambda r: r.position)
+    kept = results[:limit]
+    return FoldPlan(
+        results=kept,
+        groups=len(groups),
+        folded=sum(len(r.related) for r in kept),
+        refilled=sum(1 for r in kept if r.position > limit),
+    )
+
+
+# --- the two statements the fold adds ---------------------------------------------------------
+
+_CURRENT = """ed.bank_id = %(bank)s AND ed.invalidated_at IS NULL
+    AND (ed.valid_from IS NULL OR ed.valid_from <= %(now)s)
+    AND (ed.valid_to IS NULL OR ed.valid_to > %(now)s)"""
+
+
+def edges_among(bank: Bank, ids: Sequence[int]) -> list[PoolEdge]:
+    """Every current edge among ``ids`` in one statement."""
+    if len(ids) < 2:
+        return []
+    sql = f"""
+        SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority, ed.note
+          FROM graph_edge ed JOIN graph_edgetype t ON t.id = ed.type_id
+         WHERE {_CURRENT}
+           AND ed.from_entry_id = ANY(%(ids)s) AND ed.to_entry_id = ANY(%(ids)s)
+    """
+    with connection.cursor() as cur:
+        cur.execute(sql, {"bank": bank.pk, "now": timezone.now(), "ids": list(ids)})
+        return [PoolEdge(*row) for row in cur.fetchall()]
+
+
+@dataclass
+class Neighbor:
+    result_id: int
+    entry_id: int
+    short_id: str
+    title: str
+    summary: str
+    kind: str
+    status: str
+    steps: list | None
+    relation: str
+    direction: str  # seen from the result
+    note: str
+    pinned: bool
+
+
+def neighbors_of(
+    bank: Bank, result_ids: Sequence[int], pool_ids: Sequence[int], per_result: int
+) -> list[Neighbor]:
+    """Up to ``per_result`` one-hop neighbours per result from outside the pool, in one
+    statement: note-carrying edges first, then the edge type's neighbour priority. A result
+    superseded by an entry outside the results always gets that replacement first (pinned)."""
+    if not result_ids:
+        return []
+    sql = f"""
+    WITH r AS (SELECT unnest(%(results)s::bigint[]) AS id),
+    e AS (
+        SELECT r.id AS result_id, ed.id AS edge_id, ed.to_entry_id AS other_id, 'out' AS direction,
+               t.name, t.neighbor_priority, ed.note
+          FROM r JOIN graph_edge ed ON ed.from_entry_id = r.id JOIN graph_edgetype t ON t.id = ed.type_id
+         WHERE {_CURRENT}
+        UNION ALL
+        SELECT r.id, ed.id, ed.from_entry_id, 'in', t.name, t.neighbor_priority, ed.note
+          FROM r JOIN graph_edge ed ON ed.to_entry_id = r.id JOIN graph_edgetype t ON t.id = ed.type_id
+         WHERE {_CURRENT}
+    ),
+    f AS (
+        SELECT DISTINCT ON (e.result_id, e.other_id) e.*,
+               (e.name = 'supersedes' AND e.direction = 'in' AND NOT e.other_id = ANY(%(results)s)) AS pin
+          FROM e JOIN kb_entry o ON o.id = e.other_id
+         WHERE o.status NOT IN ('merged', 'deleted')
+           AND (NOT e.other_id = ANY(%(pool)s)
+                OR (e.name = 'supersedes' AND e.direction = 'in' AND NOT e.other_id = ANY(%(results)s)))
+         ORDER BY e.result_id, e.other_id, 8 DESC, (e.note <> '') DESC, e.neighbor_priority DESC, e.edge_id
+    ),
+    ranked AS (
+        SELECT f.*, row_number() OVER (
+            PARTITION BY f.result_id ORDER BY f.pin DESC, (f.note <> '') DESC, f.neighbor_priority DESC, f.edge_id
+        ) AS rn
+          FROM f
+    )
+    SELECT ranked.result_id, o.id, o.short_id, o.title, o.summary, k.name, o.status, o.steps,
+           ranked.name, ranked.direction, ranked.note, ranked.pin
+      FROM ranked JOIN kb_entry o ON o.id = ranked.other_id JOIN kb_entrykind k ON k.id = o.kind_id
+     WHERE ranked.rn <= %(n)s OR ranked.pin
+     ORDER BY ranked.result_id, ranked.rn
+    """
+    params = {
+        "bank": bank.pk,
+        "now": timezone.now(),
+        "results": list(result_ids),
+        "pool": list(pool_ids),
+        "n": per_result,
+    }
+    with connection.cursor() as cur:
+        cur.execute(sql, params)
+        rows = cur.fetchall()
+    out = []
+    for (
+        result_id,
+        entry_id,
+        short_id,
+        title,
+        summary,
+        kind,
+        status,
+        steps,
+        relation,
+        direction,
+        note,
+        pin,
+    ) in rows:
+        if isinstance(steps, str):
+            import json
+
+            steps = json.loads(steps)
+        out.append(
+            Neighbor(
+                result_id,
+                entry_id,
+                short_id,
+                title,
+                summary,
+                kind,
+                status,
+                steps,
+                relation,
+                direction,
+                note,
+                pin,
+            )
+        )
+    return out
