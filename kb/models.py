@@ -6,6 +6,7 @@ import secrets
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -199,6 +200,8 @@ class Entry(BankOwned):
         ]
         indexes = [
             models.Index(fields=["bank", "status"]),
+            GinIndex(fields=["anchor_files"], name="entry_anchor_files_gin"),
+            GinIndex(fields=["anchor_symbols"], name="entry_anchor_symbols_gin"),
             models.Index(fields=["bank", "kind"]),
         ]
 
@@ -262,7 +265,6 @@ class EntryEmbedding(models.Model):
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
             ),
-            models.Index(fields=["bank"]),
         ]
 
 

@@ -30,3 +30,15 @@ class DatabaseWrapper(postgresql.DatabaseWrapper):
             _ensure_database(socket_dir, params.get("user") or "postgres", name)
             self._checked_databases.add(name)
         return params
+
+
+class DatabaseClient(postgresql.DatabaseClient):
+    """``manage.py dbshell`` on the embedded server's socket."""
+
+    @classmethod
+    def settings_to_cmd_args_env(cls, settings_dict, parameters):
+        settings_dict = {**settings_dict, "HOST": ensure_server()}
+        return super().settings_to_cmd_args_env(settings_dict, parameters)
+
+
+DatabaseWrapper.client_class = DatabaseClient

@@ -77,16 +77,34 @@ _VECTOR_ARM = """
       ORDER BY {dim} <=> %(vec)s::vector LIMIT %(k)s)
 """
 
+# Full text ranks at most LEXICAL_SCAN matches (a very common word cannot make it rank the
+# whole bank); trigram similarity on titles runs only when full text found few matches, with
+# the threshold raised from pg_trgm's 0.3 so the index returns few rows to recheck.
+LEXICAL_SCAN = 2000
+TRIGRAM_THRESHOLD = 0.45
 _LEXICAL_ARM = """
-lx AS (
-    SELECT e.id AS entry_id,
-           ts_rank_cd(e.search_tsv, tq.q) AS ts,
-           similarity(e.title, %(text)s) AS trg
-      FROM kb_entry e, websearch_to_tsquery('english', %(text)s) AS tq(q)
-     WHERE e.bank_id = %(bank)s
-       AND (e.search_tsv @@ tq.q OR e.title %% %(text)s)
-     ORDER BY ts_rank_cd(e.search_tsv, tq.q) DESC, similarity(e.title, %(text)s) DESC
+ft AS (
+    SELECT m.id AS entry_id, ts_rank_cd(m.search_tsv, m.q) AS ts
+      FROM (SELECT e.id, e.search_tsv, tq.q
+              FROM kb_entry e, websearch_to_tsquery('english', %(text)s) AS tq(q)
+             WHERE e.bank_id = %(bank)s AND e.search_tsv @@ tq.q
+             LIMIT %(lexical_scan)s) m
+     ORDER BY ts DESC
      LIMIT %(k)s
+),
+tg AS (
+    SELECT e.id AS entry_id, similarity(e.title, %(text)s) AS trg
+      FROM kb_entry e
+     WHERE e.bank_id = %(bank)s
+       AND e.title %% %(text)s
+       AND similarity(e.title, %(text)s) >= %(trigram_threshold)s
+       AND (SELECT count(*) FROM ft) < 10
+     ORDER BY trg DESC
+     LIMIT %(k)s
+),
+lx AS (
+    SELECT coalesce(ft.entry_id, tg.entry_id) AS entry_id, ft.ts, tg.trg
+      FROM ft FULL JOIN tg ON tg.entry_id = ft.entry_id
 ),
 """
 
@@ -157,7 +175,13 @@ def rank_candidates(
     vector = list(query_vector) if query_vector is not None else embed_query(query)
 
     filters: list[str] = []
-    params: dict = {"bank": bank.pk, "vec": str(vector), "text": query}
+    params: dict = {
+        "bank": bank.pk,
+        "vec": str(vector),
+        "text": query,
+        "lexical_scan": LEXICAL_SCAN,
+        "trigram_threshold": TRIGRAM_THRESHOLD,
+    }
     if kinds:
         filters.append("k.name = ANY(%(kinds)s)")
         params["kinds"] = list(kinds)
