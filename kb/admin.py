@@ -10,6 +10,7 @@ The actor is the staff user (``kb.audit.AuditContextMiddleware``).
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from django import forms
 from django.contrib import admin, messages
@@ -17,7 +18,7 @@ from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.forms import SimpleArrayField
 from django.core.exceptions import ValidationError
-from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
@@ -122,6 +123,26 @@ class EntryKindAdmin(admin.ModelAdmin):
 # --- Entries ----------------------------------------------------------------------------------
 
 
+class VerifiedFilter(admin.SimpleListFilter):
+    """Staleness: entries nobody verified in N days (``002_*``: the two clocks kept apart)."""
+
+    title = "verified"
+    parameter_name = "verified"
+    DAYS = (30, 90, 180)
+
+    def lookups(self, request, model_admin):
+        return [("never", "never")] + [(str(d), f"not in {d} days") for d in self.DAYS]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "never":
+            return queryset.filter(verified_at__isnull=True)
+        if value and value.isdigit():
+            cutoff = timezone.now() - timedelta(days=int(value))
+            return queryset.filter(Q(verified_at__isnull=True) | Q(verified_at__lt=cutoff))
+        return queryset
+
+
 class EntryAdminForm(forms.ModelForm):
     """Cross-field checks the database would otherwise reject with an IntegrityError."""
 
@@ -205,7 +226,7 @@ class EntryAdmin(SimpleHistoryAdmin):
         "usage_count",
     )
     list_select_related = ("bank", "kind")
-    list_filter = ("bank", "kind", "status")
+    list_filter = ("bank", "kind", "status", VerifiedFilter)
     search_fields = ("short_id", "key", "title", "content")
     autocomplete_fields = ("kind", "resolved_by")
     date_hierarchy = "updated_at"

@@ -71,9 +71,16 @@ def _pointer(entry: Entry, kind: str, relation: str, direction: str, note: str) 
     return item
 
 
-def run_query(bank: Bank, params: QueryParams, *, actor: str = "") -> dict:
-    """Answer a query as API.md's response body. Usage is bumped for the returned ids only;
-    every query is logged."""
+def run_query(
+    bank: Bank,
+    params: QueryParams,
+    *,
+    actor: str = "",
+    record: bool = True,
+    query_vector: list[float] | None = None,
+) -> dict:
+    """Answer a query as API.md's response body. Usage is bumped for the returned ids only and
+    the query is logged — unless ``record`` is false (replays and labs measure, never count)."""
     started = time.perf_counter()
     pool_size = max(params.pool, params.limit) if params.fold else params.limit
     hits = rank_candidates(
@@ -84,6 +91,7 @@ def run_query(bank: Bank, params: QueryParams, *, actor: str = "") -> dict:
         kinds=params.kinds,
         systems=params.systems,
         include_retired=params.include_retired,
+        query_vector=query_vector,
     )
     by_id = {h.entry_id: h for h in hits}
     entries = Entry.objects.select_related("kind").in_bulk(list(by_id))
@@ -132,19 +140,20 @@ def run_query(bank: Bank, params: QueryParams, *, actor: str = "") -> dict:
             neighbor_ids.append(n.short_id)
         stats["neighbors"] = len(neighbor_ids)
 
-    bump_usage(returned)
     took_ms = round((time.perf_counter() - started) * 1000, 1)
     stats["took_ms"] = took_ms
-    QueryLog.objects.create(
-        bank=bank,
-        actor=actor,
-        query=params.query,
-        params={k: v for k, v in asdict(params).items() if k != "query"},
-        result_ids=[r["id"] for r in results],
-        pointer_ids=pointer_ids,
-        neighbor_ids=neighbor_ids,
-        took_ms=took_ms,
-    )
+    if record:
+        bump_usage(returned)
+        QueryLog.objects.create(
+            bank=bank,
+            actor=actor,
+            query=params.query,
+            params={k: v for k, v in asdict(params).items() if k != "query"},
+            result_ids=[r["id"] for r in results],
+            pointer_ids=pointer_ids,
+            neighbor_ids=neighbor_ids,
+            took_ms=took_ms,
+        )
     return {
         "bank": bank.slug,
         "query": params.query,

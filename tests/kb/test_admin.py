@@ -405,3 +405,25 @@ def test_add_and_change_pages_render(admin_client, entry, model):
         ).status_code
         == 200
     )
+
+
+def _entry(bank, title):
+    return create_entry(
+        bank, clean_entry_data(bank, {"title": title, "lifetime": {"durable": True}})
+    )
+
+
+def test_verified_filter_lists_stale_entries(admin_client, bank):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    never = _entry(bank, "Never verified")
+    old = _entry(bank, "Verified long ago")
+    fresh = _entry(bank, "Verified today")
+    Entry.objects.filter(pk=old.pk).update(verified_at=timezone.now() - timedelta(days=200))
+    Entry.objects.filter(pk=fresh.pk).update(verified_at=timezone.now())
+    page = admin_client.get("/admin/kb/entry/", {"verified": "90"}).content.decode()
+    assert never.title in page and old.title in page and fresh.title not in page
+    page = admin_client.get("/admin/kb/entry/", {"verified": "never"}).content.decode()
+    assert never.title in page and old.title not in page

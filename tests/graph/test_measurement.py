@@ -1,0 +1,67 @@
+"""fold_replay and hop_lab: the product's own measurements."""
+
+import pytest
+from django.core.management import call_command
+
+from graph.models import Edge, QueryLog
+from graph.services.hoplab import build_tasks, leak_check, run_lab
+from graph.services.query import QueryParams, run_query
+from graph.services.replay import replay
+from kb.models import Entry
+from kb.services.embedding import embed_entries
+
+pytestmark = pytest.mark.django_db
+
+
+def test_replay_reports_pointers_and_loses_nothing(bank, make_entry, linked, hashing_embedder):
+    base = [
+        make_entry(f"deploy rollout step {i}", content=f"deploy rollout canary step {i}")
+        for i in range(12)
+    ]
+    for x, y in zip(base, base[1:], strict=False):
+        linked(x, y, "see_also", note="Next part of the same rollout.")
+    far = make_entry("pager escalation policy", content="who gets paged")
+    linked(base[0], far, "cites")
+    embed_entries(Entry.objects.filter(bank=bank), embedder=hashing_embedder)
+    for q in ("deploy rollout", "canary step", "pager escalation"):
+        run_query(bank, QueryParams(q, limit=4))
+    assert QueryLog.objects.filter(bank=bank).count() == 3
+    usage_before = list(Entry.objects.filter(bank=bank).values_list("usage_count", flat=True))
+    report = replay(bank, days=1)
+    summary = report.summary()
+    assert summary["queries"] == 3 and summary["entries_lost"] == 0
+    assert summary["share_with_folded_pointer_pct"] > 0 and summary["entries_gained_per_query"] > 0
+    assert summary["note_coverage_pct"] > 0
+    # replaying neither logs nor counts usage
+    assert QueryLog.objects.filter(bank=bank).count() == 3
+    assert (
+        list(Entry.objects.filter(bank=bank).values_list("usage_count", flat=True)) == usage_before
+    )
+
+
+def test_fold_replay_command(bank, make_entry, hashing_embedder, capsys):
+    make_entry("alpha beta")
+    embed_entries(Entry.objects.filter(bank=bank), embedder=hashing_embedder)
+    run_query(bank, QueryParams("alpha"))
+    call_command("fold_replay", "acme", "--days", "1")
+    out = capsys.readouterr().out
+    assert "entries_lost" in out and "nothing lost" in out
+
+
+@pytest.mark.model
+def test_hop_lab_hands_over_the_hop_with_the_real_model(bank):
+    tasks = build_tasks(bank, 6)
+    embed_entries(Entry.objects.filter(bank=bank))
+    report = run_lab(bank, tasks)
+    assert report.leaks == []
+    assert report.kept >= 4  # B must not be in the flat top-8 for these tasks
+    assert report.b_in_fold == report.kept
+    assert report.tangent_in_fold == report.tangent_notes_marked
+
+
+def test_leak_check_catches_a_note_that_says_what(bank, hashing_embedder):
+    tasks = build_tasks(bank, 2)
+    assert leak_check(bank, tasks) == []
+    edge = Edge.objects.filter(to_entry=tasks[0].a, type__name="clarifies").get()
+    Edge.objects.filter(pk=edge.pk).update(note=f"The nonce is {tasks[0].token}.")
+    assert leak_check(bank, tasks) == [f"{tasks[0].token} appears in an edge note"]
