@@ -71,10 +71,20 @@ class SearchResult:
         return [(hit, self.entries[hit.entry_id]) for hit in self.hits]
 
 
+# The HNSW indexes span every bank. For a bank that is a small share of the table, a
+# filtered HNSW scan walks many other banks' rows (pgvector's iterative scan) and is slower
+# than an exact scan of the bank's own rows, so below EXACT_SEARCH_BELOW vectors each arm is
+# an exact scan ("+ 0" keeps the planner off the index). The bank's size is counted once per
+# query, up to the threshold only, and each arm's other variant is skipped by a one-time filter.
+EXACT_SEARCH_BELOW = 20_000
 _VECTOR_ARM = """
     (SELECT entry_id FROM kb_entryembedding
-      WHERE bank_id = %(bank)s AND {dim} IS NOT NULL
+      WHERE bank_id = %(bank)s AND {dim} IS NOT NULL AND (SELECT n FROM bank_size) >= %(exact_below)s
       ORDER BY {dim} <=> %(vec)s::vector LIMIT %(k)s)
+    UNION
+    (SELECT entry_id FROM kb_entryembedding
+      WHERE bank_id = %(bank)s AND {dim} IS NOT NULL AND (SELECT n FROM bank_size) < %(exact_below)s
+      ORDER BY ({dim} <=> %(vec)s::vector) + 0 LIMIT %(k)s)
 """
 
 # Full text ranks at most LEXICAL_SCAN matches (a very common word cannot make it rank the
@@ -114,6 +124,10 @@ def _build_sql(with_vector: bool, lexical: bool, filters: list[str]) -> str:
     if with_vector:
         arms = " UNION ".join(
             _VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context")
+        )
+        parts.append(
+            "bank_size AS (SELECT count(*) AS n FROM (SELECT 1 FROM kb_entryembedding"
+            " WHERE bank_id = %(bank)s LIMIT %(exact_below)s) s),"
         )
         parts.append(f"vc AS ({arms}),")
     else:
@@ -181,6 +195,7 @@ def rank_candidates(
         "text": query,
         "lexical_scan": LEXICAL_SCAN,
         "trigram_threshold": TRIGRAM_THRESHOLD,
+        "exact_below": EXACT_SEARCH_BELOW,
     }
     if kinds:
         filters.append("k.name = ANY(%(kinds)s)")
