@@ -1,0 +1,57 @@
+"""Celery tasks of the graph app: thin wrappers over services. They take bank ids and are
+idempotent (a re-run writes nothing new), so ``acks_late`` redelivery is safe."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from kb import audit
+
+
+def _bank(bank_id: int):
+    from kb.models import Bank
+
+    return Bank.objects.filter(pk=bank_id).first()
+
+
+def _missing(bank_id: int) -> dict:
+    return {"bank": bank_id, "error": "bank_not_found"}
+
+
+@shared_task(name="graph.backfill_citations", acks_late=True)
+def backfill_citations_task(bank_id: int, metadata: bool = True) -> dict:
+    """Citation backfill (and, unless ``metadata`` is false, the metadata-link backfill)."""
+    from graph.services.backfill import backfill_citations, backfill_metadata
+
+    bank = _bank(bank_id)
+    if bank is None:
+        return _missing(bank_id)
+    with audit.acting_as("celery:backfill_citations"):
+        out = {"bank": bank_id, "citations": backfill_citations(bank).as_json()}
+        if metadata:
+            out["metadata"] = backfill_metadata(bank).as_json()
+    return out
+
+
+@shared_task(name="graph.parse_headers", acks_late=True)
+def parse_headers_task(bank_id: int) -> dict:
+    """Header backfill: the relations stated on entries' ``Related:`` lines."""
+    from graph.services.backfill import backfill_headers
+
+    bank = _bank(bank_id)
+    if bank is None:
+        return _missing(bank_id)
+    with audit.acting_as("celery:parse_headers"):
+        return {"bank": bank_id, "headers": backfill_headers(bank).as_json()}
+
+
+@shared_task(name="graph.propose_merges", acks_late=True)
+def propose_merges_task(bank_id: int, limit: int = 200) -> dict:
+    """Queue likely-duplicate pairs of the bank as merge proposals (never merges)."""
+    from graph.services.proposals import propose_merges
+
+    bank = _bank(bank_id)
+    if bank is None:
+        return _missing(bank_id)
+    with audit.acting_as("celery:propose_merges"):
+        return {"bank": bank_id, **propose_merges(bank, limit=limit).as_json()}
