@@ -9,6 +9,8 @@ from kb.models import Entry
 # Extra sections of an entry's detail (edges, aliases) contributed by other apps: the graph
 # app registers its renderer in AppConfig.ready, so kb never imports graph.
 DETAIL_EXTENSIONS: list[Callable[[Entry, dict], None]] = []
+# The entry as the bank believed it at ``as_of`` (set by the graph app, which owns history).
+ENTRY_AS_OF: Callable[..., dict] | None = None
 
 
 def iso(value) -> str | None:

@@ -8,7 +8,7 @@ from rest_framework import parsers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kb.api import schemas
+from kb.api import render, schemas
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
 from kb.api.render import entry_core, entry_detail
@@ -70,9 +70,22 @@ class EntryListView(BankAPIView):
 
 
 class EntryDetailView(BankAPIView):
-    @extend_schema(responses={200: schemas.EntrySerializer, **ERRORS}, summary="Read an entry")
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "as_of", str, description="ISO timestamp with zone: what the bank believed then."
+            ),
+            OpenApiParameter(
+                "valid_at", str, description="With as_of: edges valid at this date or time."
+            ),
+        ],
+        responses={200: schemas.EntrySerializer, **ERRORS},
+        summary="Read an entry (optionally as the bank believed it at a time)",
+    )
     def get(self, request, bank: str, entry_id: str):
         bank_obj = bank_for(request, bank, Scope.READ)
+        if "as_of" in request.query_params and render.ENTRY_AS_OF is not None:
+            return Response(render.ENTRY_AS_OF(bank_obj, entry_id, request.query_params))
         return Response(_detail_response(bank_obj, entry_id))
 
     @extend_schema(

@@ -1,0 +1,351 @@
+"""REST views of traversals, the parameterised questions, both clocks and corrections.
+
+Thin: parse and validate the request (the services' cleaners), call one service, render.
+
+- ``POST banks/{bank}/traverse`` — the traversal of API.md.
+- ``GET banks/{bank}/entities/{id}/dependents?depth=2`` — who depends on it (``depends_on`` in).
+- ``GET banks/{bank}/entities/{id}/owners`` — who owns it (``owned_by`` out, one hop).
+- ``GET banks/{bank}/entities/{id}/approvals`` — who must approve a change to it.
+- ``GET banks/{bank}/entities/{id}/changes?from=…&to=…`` — edge changes in [from, to).
+  The first three also take ``valid_at``, ``as_of``, ``max_expansions``, ``max_paths`` and
+  ``max_evidence_tokens``; their responses are traversal responses plus the answer list.
+- ``GET banks/{bank}/entries/{id}/as_of?as_of=…`` — the entry as believed then (the service
+  the entry detail view delegates to for ``?as_of=``).
+- ``POST banks/{bank}/corrections`` — the correction workflow of ``004_*`` 12.6 (scope write).
+"""
+
+from __future__ import annotations
+
+import re
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from graph.services import history, traverse
+from graph.services.edges import correct_edges
+from kb.api import schemas
+from kb.api.auth import actor_for, bank_for
+from kb.api.errors import ApiError
+from kb.api.views import ERRORS, BankAPIView
+from kb.models import Bank, Scope
+from kb.services.entries import find_entry
+
+# --- schema documentation (validation lives in the services) ------------------------------------
+
+
+class TraverseStepSerializer(serializers.Serializer):
+    relations = serializers.ListField(child=serializers.CharField())
+    direction = serializers.CharField(default="out", help_text="out, in or both.")
+
+
+class TraverseRequestSerializer(serializers.Serializer):
+    start = serializers.JSONField(help_text='An entry id, {"key": "..."} or {"name": "..."}.')
+    steps = TraverseStepSerializer(many=True, required=False, help_text="One allow-list per hop.")
+    relations = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Same allow-list every hop."
+    )
+    direction = serializers.CharField(required=False, help_text="out, in or both (default out).")
+    max_depth = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=10)
+    max_expansions = serializers.IntegerField(required=False, default=200, max_value=100_000)
+    max_paths = serializers.IntegerField(required=False, default=25, max_value=10_000)
+    max_evidence_tokens = serializers.IntegerField(required=False, default=2000)
+    valid_at = serializers.CharField(required=False, allow_null=True)
+    as_of = serializers.CharField(required=False, allow_null=True)
+
+
+class TraversePathSerializer(serializers.Serializer):
+    nodes = serializers.ListField(child=serializers.CharField())
+    edges = serializers.ListField(child=serializers.IntegerField())
+
+
+class TraverseResponseSerializer(serializers.Serializer):
+    start = serializers.DictField()
+    paths = TraversePathSerializer(many=True)
+    nodes = serializers.DictField(help_text="short_id → {title, kind, key}")
+    edges = serializers.DictField(
+        help_text="edge id → {from, to, relation, note, evidence, valid_from, valid_to, recorded_at}"
+    )
+    truncated = serializers.BooleanField()
+    limits_hit = serializers.ListField(child=serializers.CharField())
+    frontier = serializers.ListField(child=serializers.CharField())
+    counts = serializers.DictField()
+    searched = serializers.DictField()
+
+
+class DependentsResponseSerializer(TraverseResponseSerializer):
+    dependents = serializers.ListField(child=serializers.DictField())
+
+
+class OwnersResponseSerializer(TraverseResponseSerializer):
+    owners = serializers.ListField(child=serializers.DictField())
+
+
+class ApprovalsResponseSerializer(serializers.Serializer):
+    entity = serializers.DictField()
+    rule = serializers.CharField()
+    approvers = serializers.ListField(child=serializers.DictField())
+    paths = TraversePathSerializer(many=True)
+    nodes = serializers.DictField()
+    edges = serializers.DictField()
+    truncated = serializers.BooleanField()
+    limits_hit = serializers.ListField(child=serializers.CharField())
+    frontier = serializers.ListField(child=serializers.CharField())
+    searched = serializers.ListField(child=serializers.DictField())
+
+
+class ChangesResponseSerializer(serializers.Serializer):
+    entity = serializers.DictField()
+    edge_changes = serializers.ListField(child=serializers.DictField())
+    entry_changes = serializers.ListField(child=serializers.DictField())
+    counts = serializers.DictField()
+    searched = serializers.DictField()
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = serializers.DateTimeField()
+        fields["to"] = serializers.DateTimeField()
+        return fields
+
+
+class CorrectionRequestSerializer(serializers.Serializer):
+    close = serializers.ListField(child=serializers.IntegerField(), required=False)
+    append = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="Edges to append: {from, to, relation, valid_from, valid_to, note, evidence}.",
+    )
+    reason = serializers.CharField()
+
+
+class CorrectionResultSerializer(serializers.Serializer):
+    operation = serializers.IntegerField()
+    closed = serializers.ListField(child=serializers.IntegerField())
+    appended = serializers.ListField(child=serializers.IntegerField())
+
+
+def _param(name: str, description: str, type_=str) -> OpenApiParameter:
+    return OpenApiParameter(name, type_, required=False, description=description)
+
+
+CLOCK_PARAMS = [
+    _param("valid_at", "Valid time: a date or timestamp (default now)."),
+    _param("as_of", "Transaction time: an ISO 8601 timestamp with a zone (default now)."),
+]
+LIMIT_PARAMS = [
+    _param("max_expansions", "Edge records read, at most (default 200).", int),
+    _param("max_paths", "Paths returned, at most (default 25).", int),
+    _param("max_evidence_tokens", "Approximate tokens of notes and evidence (default 2000).", int),
+]
+
+# --- helpers ------------------------------------------------------------------------------------
+
+# In a query string '+' decodes to a space: "2026-04-22T00:00:00 00:00" meant "+00:00".
+_LOST_PLUS = re.compile(r"^(\S+\d) (\d\d(?::?\d\d)?)$")
+
+
+def query_params(request, allowed: set[str]) -> dict:
+    """The query parameters as a dict: 400 for an unknown or repeated one."""
+    return clean_query(request.query_params, allowed)
+
+
+def clean_query(query, allowed: set[str]) -> dict:
+    """A QueryDict as a plain dict of the ``allowed`` names (400 for an unknown or repeated
+    name), with the '+' of a zone that the query string turned into a space put back."""
+    unknown = sorted(set(query) - allowed)
+    if unknown:
+        raise ApiError(
+            400,
+            "invalid_input",
+            f"Unknown parameters: {', '.join(unknown)}.",
+            dict.fromkeys(unknown, "Unknown parameter."),
+        )
+    data = {}
+    for name in query:
+        values = query.getlist(name)
+        if len(values) != 1:
+            raise ApiError(400, "invalid_input", f"Give {name} once.", {name: "Repeated."})
+        data[name] = _LOST_PLUS.sub(r"\1+\2", values[0].strip())
+    return data
+
+
+def entry_as_of_response(bank: Bank, entry_id: str, query) -> dict:
+    """``GET …/entries/{id}?as_of=…[&valid_at=…]``: the entry as the bank believed it then.
+    The entry detail view delegates here when ``as_of`` is present (see graph/apps.py)."""
+    data = clean_query(query, {"as_of", "valid_at"})
+    return history.entry_as_of(bank, entry_id, data.get("as_of"), data.get("valid_at"))
+
+
+def _limits(data: dict, **kw) -> traverse.Limits:
+    limits = {k: v for k, v in data.items() if k.startswith("max_")}
+    return traverse.clean_limits(limits, from_text=True, **kw)
+
+
+def _answer(result: traverse.TraversalResult, depth_of: bool = False) -> list[dict]:
+    """The distinct entries reached (not the start), in discovery order."""
+    out = []
+    for pk, info in result.nodes.items():
+        if pk == result.start.pk:
+            continue
+        item = {"id": info.short_id, "title": info.title, "kind": info.kind, "key": info.key}
+        if depth_of:
+            item["depth"] = result.depth[pk]
+        out.append(item)
+    return out
+
+
+# --- views --------------------------------------------------------------------------------------
+
+
+class TraverseView(BankAPIView):
+    @extend_schema(
+        request=TraverseRequestSerializer,
+        responses={200: TraverseResponseSerializer, **ERRORS},
+        summary="Traverse the graph from an entry (typed, budgeted, both clocks)",
+    )
+    def post(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        plan = traverse.clean_traversal(bank_obj, self.json_body(request))
+        return Response(plan.run(bank_obj).as_json())
+
+
+class DependentsView(BankAPIView):
+    @extend_schema(
+        parameters=[_param("depth", "Hops of depends_on to follow inbound (default 2).", int)]
+        + CLOCK_PARAMS
+        + LIMIT_PARAMS,
+        responses={200: DependentsResponseSerializer, **ERRORS},
+        summary="Who depends on an entity (depends_on, inbound, up to depth hops)",
+    )
+    def get(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        data = query_params(
+            request,
+            {"depth", "valid_at", "as_of", "max_expansions", "max_paths", "max_evidence_tokens"},
+        )
+        depth = traverse.clean_limit(
+            "max_depth", data.get("depth"), traverse.DEFAULT_DEPTH, from_text=True
+        )
+        valid_at, as_of = traverse.clean_clocks(data)
+        entity = find_entry(bank_obj, entry_id)
+        result = traverse.dependents_of(
+            bank_obj, entity, depth, limits=_limits(data), valid_at=valid_at, as_of=as_of
+        )
+        return Response({**result.as_json(), "dependents": _answer(result, depth_of=True)})
+
+
+class OwnersView(BankAPIView):
+    @extend_schema(
+        parameters=CLOCK_PARAMS + LIMIT_PARAMS,
+        responses={200: OwnersResponseSerializer, **ERRORS},
+        summary="Who owns an entity (owned_by, at valid_at, as believed at as_of)",
+    )
+    def get(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        data = query_params(
+            request, {"valid_at", "as_of", "max_expansions", "max_paths", "max_evidence_tokens"}
+        )
+        valid_at, as_of = traverse.clean_clocks(data)
+        entity = find_entry(bank_obj, entry_id)
+        result = traverse.owners_of(
+            bank_obj, entity, limits=_limits(data), valid_at=valid_at, as_of=as_of
+        )
+        return Response({**result.as_json(), "owners": _answer(result)})
+
+
+class ApprovalsView(BankAPIView):
+    @extend_schema(
+        parameters=CLOCK_PARAMS + LIMIT_PARAMS,
+        responses={200: ApprovalsResponseSerializer, **ERRORS},
+        summary="Who must approve a change to an entity (see the rule in the response)",
+    )
+    def get(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        data = query_params(
+            request, {"valid_at", "as_of", "max_expansions", "max_paths", "max_evidence_tokens"}
+        )
+        valid_at, as_of = traverse.clean_clocks(data)
+        entity = find_entry(bank_obj, entry_id)
+        answer = traverse.approvals_required_for(
+            bank_obj, entity, limits=_limits(data), valid_at=valid_at, as_of=as_of
+        )
+        return Response(answer.as_json())
+
+
+class ChangesView(BankAPIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "from", str, required=True, description="Start (inclusive): timestamp with a zone."
+            ),
+            _param("to", "End (exclusive): timestamp with a zone (default now)."),
+        ],
+        responses={200: ChangesResponseSerializer, **ERRORS},
+        summary="Edges touching an entity recorded or invalidated in [from, to)",
+    )
+    def get(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        data = query_params(request, {"from", "to"})
+        entity = find_entry(bank_obj, entry_id)
+        report = history.changed_between(bank_obj, entity, data.get("from"), data.get("to"))
+        return Response(report.as_json())
+
+
+class EntryAsOfView(BankAPIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "as_of", str, required=True, description="An ISO 8601 timestamp with a zone."
+            ),
+            _param("valid_at", "Valid time of the edges (default: as_of)."),
+        ],
+        responses={200: schemas.EntrySerializer, **ERRORS},
+        summary="An entry as the bank believed it at as_of",
+    )
+    def get(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        return Response(entry_as_of_response(bank_obj, entry_id, request.query_params))
+
+
+class CorrectionsView(BankAPIView):
+    @extend_schema(
+        request=CorrectionRequestSerializer,
+        responses={200: CorrectionResultSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Correct edges: close old beliefs, append corrected versions (one operation)",
+    )
+    def post(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        body = self.json_body(request)
+        unknown = sorted(set(body) - {"close", "append", "reason"})
+        if unknown:
+            raise ApiError(
+                400,
+                "invalid_input",
+                f"Unknown fields: {', '.join(unknown)}.",
+                dict.fromkeys(unknown, "Unknown field."),
+            )
+        close, append = body.get("close") or [], body.get("append") or []
+        if not isinstance(close, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in close
+        ):
+            raise ApiError(
+                400, "invalid_input", "close must be a list of edge ids.", {"close": "Edge ids."}
+            )
+        if not isinstance(append, list) or not all(isinstance(item, dict) for item in append):
+            raise ApiError(
+                400,
+                "invalid_input",
+                "append must be a list of edge objects.",
+                {"append": "Edge objects."},
+            )
+        if any("source" in item for item in append):
+            raise ApiError(
+                400,
+                "invalid_input",
+                "append items take from, to, relation, note, evidence, valid_from, valid_to.",
+                {"append": "source is set by the correction."},
+            )
+        result = correct_edges(
+            bank_obj, close, append, body.get("reason"), actor=actor_for(request)
+        )
+        return Response(result)

@@ -1,0 +1,849 @@
+"""Parameterised traversals (``004_*`` 12.7–12.8): typed, budgeted, bi-temporal walks.
+
+The walk is a visited-set breadth-first search — never the full path enumeration of
+``001_*`` — with one allow-list of relations and a direction per hop. Guarantees:
+
+- One SQL statement per hop reads the allowed edges of the whole frontier. Both clocks
+  (``valid_at`` and ``as_of``, default now) and the bank are predicates of that statement, so
+  edges of another time or another bank never enter the walk, the budget or the counts.
+- ``max_expansions`` counts edge records read across the walk. Each hop asks the database for
+  at most the remaining budget + 1 rows (``LIMIT``); the extra row only proves the budget was
+  exceeded and is never expanded. A hub of 15,000 edges costs at most the budget.
+- A node reached at depth d keeps every parent from depth d − 1 and is expanded once. Paths are
+  all parent chains from the start to each end node (a node the walk reached and did not go on
+  from: the last hop, or no allowed edge onward to a node not already reached).
+- Whenever a ceiling is reached the result says so: ``truncated``, ``limits_hit`` and the
+  ``frontier`` of nodes whose expansion was cut. A partial answer is never shown as complete.
+
+The parameterised questions of 12.7 (dependents, owners, approvals) are built on ``traverse``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+
+from graph.models import Edge, EdgeType
+from graph.services.aliases import resolve
+from graph.services.edges import believed_q, valid_q
+from graph.services.timeutil import parse_instant
+from kb.api.render import iso
+from kb.errors import InvalidInput, NotFound
+from kb.models import Bank, Entry, EntryStatus
+from kb.services.entries import find_entry
+
+DIRECTIONS = ("out", "in", "both")
+DEFAULT_DEPTH = 2  # relations mode without max_depth: two hops stay a specific answer (001_*)
+MAX_DEPTH = 10
+MAX_EXPANSIONS = 100_000
+MAX_PATHS = 10_000
+MAX_EVIDENCE_TOKENS = 1_000_000
+MAX_RELATIONS_PER_STEP = 50
+CHARS_PER_TOKEN = 4  # the usual approximation for English text and JSON
+
+_EDGE_COLUMNS = (
+    "id",
+    "from_entry_id",
+    "to_entry_id",
+    "type_id",
+    "note",
+    "evidence",
+    "valid_from",
+    "valid_to",
+    "recorded_at",
+)
+
+
+# --- the plan ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One hop's allow-list: the relations it may cross and which way."""
+
+    relations: tuple[str, ...]
+    direction: str = "out"
+
+    def as_json(self) -> dict:
+        return {"relations": list(self.relations), "direction": self.direction}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The ceilings of a walk. ``max_depth`` None: the length of the steps."""
+
+    max_depth: int | None = None
+    max_expansions: int = 200
+    max_paths: int = 25
+    max_evidence_tokens: int = 2000
+
+    def as_json(self) -> dict:
+        return {
+            "max_depth": self.max_depth,
+            "max_expansions": self.max_expansions,
+            "max_paths": self.max_paths,
+            "max_evidence_tokens": self.max_evidence_tokens,
+        }
+
+
+class EdgeRow(NamedTuple):
+    id: int
+    from_id: int
+    to_id: int
+    type_id: int
+    note: str
+    evidence: dict
+    valid_from: dt.datetime | None
+    valid_to: dt.datetime | None
+    recorded_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    short_id: str
+    title: str
+    kind: str
+    key: str | None
+
+
+@dataclass
+class TraversalResult:
+    """What a walk found and how far it got; ``as_json`` is the API.md response."""
+
+    bank: Bank
+    start: Entry
+    plan: dict  # {"steps": [...]} or {"relations", "direction", "max_depth"}
+    limits: Limits
+    valid_at: dt.datetime
+    as_of: dt.datetime  # the transaction time asked (now when not given)
+    depth: dict[int, int] = field(default_factory=dict)  # entry pk → depth, discovery order
+    parents: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # pk → (parent, edge)
+    edges: dict[int, EdgeRow] = field(default_factory=dict)  # the edges of the walk's DAG
+    relation_names: dict[int, str] = field(default_factory=dict)
+    nodes: dict[int, NodeInfo] = field(default_factory=dict)
+    paths: list[tuple[list[int], list[int]]] = field(default_factory=list)  # (entry pks, edge ids)
+    paths_total: int = 0
+    truncated: bool = False
+    limits_hit: list[str] = field(default_factory=list)
+    frontier: list[int] = field(default_factory=list)
+    expansions: int = 0  # edge records read and expanded (what max_expansions counts)
+    edges_read: int = 0  # rows fetched, including the one row that proves a budget was exceeded
+    evidence_tokens: int = 0
+    withheld: set[int] = field(default_factory=set)  # edges whose note/evidence exceeded the budget
+    start_given: Any = None
+    start_matched: str | None = None
+
+    def hit(self, limit: str) -> None:
+        self.truncated = True
+        if limit not in self.limits_hit:
+            self.limits_hit.append(limit)
+
+    def end_nodes(self) -> list[int]:
+        """Entries the walk reached and did not go on from, in discovery order."""
+        with_children = {parent for links in self.parents.values() for parent, _ in links}
+        return [pk for pk in self.depth if pk != self.start.pk and pk not in with_children]
+
+    def sid(self, pk: int) -> str:
+        return self.nodes[pk].short_id
+
+    def edge_json(self, edge: EdgeRow) -> dict:
+        withheld = edge.id in self.withheld
+        return {
+            "from": self.sid(edge.from_id),
+            "to": self.sid(edge.to_id),
+            "relation": self.relation_names.get(edge.type_id, "?"),
+            "note": None if withheld else edge.note,
+            "evidence": None if withheld else edge.evidence,
+            "valid_from": iso(edge.valid_from),
+            "valid_to": iso(edge.valid_to),
+            "recorded_at": iso(edge.recorded_at),
+        }
+
+    def searched(self) -> dict:
+        """What was asked, so an empty answer states its boundary (``004_*`` 12.11)."""
+        start: dict = {"id": self.start.short_id}
+        if self.start_given is not None:
+            start.update({"given": self.start_given, "matched": self.start_matched})
+        return {
+            "bank": self.bank.slug,
+            "start": start,
+            **self.plan,
+            "limits": self.limits.as_json(),
+            "valid_at": iso(self.valid_at),
+            "as_of": iso(self.as_of),
+            "truncated": self.truncated,
+        }
+
+    def as_json(self) -> dict:
+        return {
+            "start": {"id": self.start.short_id, "title": self.start.title},
+            "paths": [
+                {"nodes": [self.sid(pk) for pk in nodes], "edges": list(edge_ids)}
+                for nodes, edge_ids in self.paths
+            ],
+            "nodes": {
+                info.short_id: {"title": info.title, "kind": info.kind, "key": info.key}
+                for pk, info in self.nodes.items()
+            },
+            "edges": {str(eid): self.edge_json(edge) for eid, edge in self.edges.items()},
+            "truncated": self.truncated,
+            "limits_hit": list(self.limits_hit),
+            "frontier": [self.sid(pk) for pk in self.frontier],
+            "counts": {
+                "expansions": self.expansions,
+                "nodes": len(self.depth),
+                "edges": len(self.edges),
+                "paths": len(self.paths),
+                "paths_found": self.paths_total,
+                "read": self.edges_read,
+                "evidence_tokens": self.evidence_tokens,
+            },
+            "searched": self.searched(),
+        }
+
+
+# --- the walk ---------------------------------------------------------------------------------
+
+
+def approx_tokens(edge: EdgeRow) -> int:
+    """Approximate tokens of an edge's note and evidence (characters / 4, rounded up)."""
+    text = (edge.note or "") + (
+        json.dumps(edge.evidence, ensure_ascii=False) if edge.evidence else ""
+    )
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def edge_types_for_bank(bank: Bank) -> dict[str, EdgeType]:
+    """The bank's vocabulary in one statement: core relations, overridden by the bank's own."""
+    rows = EdgeType.objects.filter(Q(bank__isnull=True) | Q(bank_id=bank.pk))
+    types: dict[str, EdgeType] = {}
+    for etype in sorted(rows, key=lambda t: t.bank_id is not None):  # the bank's own win
+        types[etype.name] = etype
+    return types
+
+
+def _type_ids(step: Step, types: dict[str, EdgeType]) -> list[int]:
+    unknown = [name for name in step.relations if name not in types]
+    if unknown:
+        raise InvalidInput(
+            f"Unknown relation {unknown[0]!r}; this bank knows: {', '.join(sorted(types))}.",
+            code="unknown_relation",
+            fields={"relations": f"Unknown relation {unknown[0]!r}."},
+        )
+    if step.direction not in DIRECTIONS:
+        raise InvalidInput(
+            f"direction must be one of {', '.join(DIRECTIONS)}.",
+            code="invalid_direction",
+            fields={"direction": "Unknown direction."},
+        )
+    return sorted({types[name].pk for name in step.relations})
+
+
+class _InArray(Func):
+    """``column = ANY(%s)`` with one array parameter: a frontier of thousands of ids stays one
+    parameter (``IN (…)`` sends and binds one parameter per id)."""
+
+    template = "(%(expressions)s))"
+    arg_joiner = " = ANY("
+    output_field = BooleanField()
+
+    def __init__(self, column: str, ids):
+        # RawSQL hands the list straight to psycopg (Value with an ArrayField would prepare
+        # every element through Django: seconds for a frontier of 50,000 ids).
+        super().__init__(F(column), RawSQL("%s::bigint[]", (list(ids),)))
+
+
+def _allowed(bank: Bank, type_ids: list[int], clock: Q):
+    # order_by() drops Edge.Meta.ordering: an ORDER BY would make PostgreSQL read every
+    # matching edge of a hub before the LIMIT could stop it.
+    return Edge.objects.filter(bank_id=bank.pk, type_id__in=type_ids).filter(clock).order_by()
+
+
+def _read_hop(
+    bank: Bank, level: list[int], type_ids: list[int], direction: str, clock: Q, limit: int
+) -> list[EdgeRow]:
+    """The allowed edges touching ``level`` in ``direction``: one statement, at most ``limit``."""
+    if limit <= 0 or not level:
+        return []
+    qs = _allowed(bank, type_ids, clock)
+    if direction == "out":
+        qs = qs.filter(_InArray("from_entry_id", level))
+    elif direction == "in":
+        qs = qs.filter(_InArray("to_entry_id", level))
+    else:
+        qs = qs.filter(Q(_InArray("from_entry_id", level)) | Q(_InArray("to_entry_id", level)))
+    rows = [EdgeRow(*row) for row in qs.values_list(*_EDGE_COLUMNS)[:limit]]
+    rows.sort(key=lambda row: row.id)  # a deterministic expansion order among the rows read
+    return rows
+
+
+def _still_open(
+    bank: Bank,
+    nodes: Sequence[int],
+    type_ids: list[int],
+    direction: str,
+    clock: Q,
+    *,
+    skip_edges: Sequence[int] = (),
+    reached: Sequence[int] = (),
+) -> set[int]:
+    """Those of ``nodes`` with an allowed edge, other than ``skip_edges``, to an entry not in
+    ``reached``: the nodes whose expansion a ceiling cut. One statement (EXISTS per node)."""
+    if not nodes:
+        return set()
+    base = _allowed(bank, type_ids, clock)
+    if skip_edges:
+        base = base.exclude(_InArray("id", skip_edges))
+    conditions = []
+    if direction in ("out", "both"):
+        onward = base.filter(from_entry_id=OuterRef("pk"))
+        conditions.append(
+            Exists(onward.exclude(_InArray("to_entry_id", reached)) if reached else onward)
+        )
+    if direction in ("in", "both"):
+        onward = base.filter(to_entry_id=OuterRef("pk"))
+        conditions.append(
+            Exists(onward.exclude(_InArray("from_entry_id", reached)) if reached else onward)
+        )
+    condition = conditions[0] if len(conditions) == 1 else conditions[0] | conditions[1]
+    found = Entry.objects.filter(_InArray("id", nodes), bank_id=bank.pk).filter(condition)
+    return set(found.order_by().values_list("pk", flat=True))
+
+
+def _chains(result: TraversalResult, node: int) -> Iterator[tuple[list[int], list[int]]]:
+    """Every parent chain from the start to ``node``, parents in the order they were found."""
+    if node == result.start.pk:
+        yield [node], []
+        return
+    for parent, edge_id in result.parents[node]:
+        for nodes, edge_ids in _chains(result, parent):
+            yield [*nodes, node], [*edge_ids, edge_id]
+
+
+def traverse(
+    bank: Bank,
+    start_entry: Entry,
+    steps: Step | Sequence[Step],
+    limits: Limits | None = None,
+    valid_at: dt.datetime | None = None,
+    as_of: dt.datetime | None = None,
+) -> TraversalResult:
+    """Walk from ``start_entry`` along ``steps`` — one Step per hop, or a single Step repeated
+    every hop up to ``limits.max_depth`` (default 2) — with edges valid at ``valid_at`` and
+    believed at ``as_of`` (both default to now). Statements: one for the vocabulary, one per
+    hop, at most two when a ceiling cuts the walk, one for the reached entries."""
+    limits = limits or Limits()
+    if start_entry.bank_id != bank.pk:
+        raise NotFound("The start is not an entry of this bank.", code="entry_not_found")
+    now = timezone.now()
+    types = edge_types_for_bank(bank)
+    if isinstance(steps, Step):
+        depth_cap = limits.max_depth or DEFAULT_DEPTH
+        hops = [steps] * depth_cap
+        planned = None  # no planned end: max_depth is the only thing that stops the walk
+        plan = {"relations": list(steps.relations), "direction": steps.direction}
+        plan["max_depth"] = depth_cap
+    else:
+        hops = list(steps)
+        if not hops:
+            raise InvalidInput("Give at least one step.", code="invalid_steps")
+        planned = len(hops)
+        depth_cap = min(planned, limits.max_depth or planned)
+        plan = {"steps": [step.as_json() for step in hops]}
+    type_ids = [_type_ids(step, types) for step in hops]
+    # believed_q(now) rather than believed_q(None) ("invalidated_at IS NULL"): the latter lets
+    # the planner pick the partial GiST exclusion index for to_entry_id lookups, where
+    # to_entry_id is not the leading column — thousands of times slower on a large bank.
+    clock = believed_q(as_of or now) & valid_q(valid_at or now)
+    result = TraversalResult(
+        bank=bank,
+        start=start_entry,
+        plan=plan,
+        limits=limits,
+        valid_at=valid_at or now,
+        as_of=as_of or now,
+        relation_names={t.pk: t.name for t in types.values()},
+    )
+    result.depth[start_entry.pk] = 0
+    budget = limits.max_expansions
+    level = [start_entry.pk]
+    cut_by_budget = False
+    for d in range(depth_cap):
+        if not level:
+            break
+        direction = hops[d].direction
+        rows = _read_hop(bank, level, type_ids[d], direction, clock, budget + 1)
+        result.edges_read += len(rows)
+        expanded = rows[:budget]
+        result.expansions += len(expanded)
+        budget -= len(expanded)
+        in_level = set(level)
+        next_level: list[int] = []
+        for edge in expanded:
+            ends = []
+            if direction in ("out", "both") and edge.from_id in in_level:
+                ends.append((edge.from_id, edge.to_id))
+            if direction in ("in", "both") and edge.to_id in in_level:
+                ends.append((edge.to_id, edge.from_id))
+            for src, dst in ends:
+                known = result.depth.get(dst)
+                if known is None:
+                    result.depth[dst] = d + 1
+                    result.parents[dst] = []
+                    next_level.append(dst)
+                elif known != d + 1:
+                    continue  # reached earlier: the visited set keeps the walk finite
+                result.parents[dst].append((src, edge.id))
+                result.edges[edge.id] = edge
+        if len(rows) > len(expanded):  # the extra row: more edges than the budget allowed
+            cut_by_budget = True
+            result.hit("max_expansions")
+            earlier = [pk for pk, depth in result.depth.items() if depth <= d]
+            frontier = _still_open(
+                bank,
+                level,
+                type_ids[d],
+                direction,
+                clock,
+                skip_edges=[edge.id for edge in expanded],
+                reached=earlier,
+            )
+            if d + 1 < depth_cap:
+                frontier |= _still_open(
+                    bank,
+                    next_level,
+                    type_ids[d + 1],
+                    hops[d + 1].direction,
+                    clock,
+                    reached=list(result.depth),
+                )
+            result.frontier = [pk for pk in result.depth if pk in frontier]
+            break
+        level = next_level
+    if not cut_by_budget and level and (planned is None or depth_cap < planned):
+        # Stopped by max_depth, not by the plan: cut only if some node could have gone on.
+        nxt = hops[depth_cap] if depth_cap < len(hops) else hops[-1]
+        onward = _still_open(
+            bank, level, _type_ids(nxt, types), nxt.direction, clock, reached=list(result.depth)
+        )
+        if onward:
+            result.hit("max_depth")
+            result.frontier = [pk for pk in level if pk in onward]
+    _finish(result)
+    return result
+
+
+def _finish(result: TraversalResult) -> None:
+    """Paths (up to max_paths), evidence (up to max_evidence_tokens) and the reached entries."""
+    counts = {result.start.pk: 1}
+    for pk in result.depth:
+        if pk != result.start.pk:
+            counts[pk] = sum(counts[parent] for parent, _ in result.parents[pk])
+    ends = result.end_nodes()
+    result.paths_total = sum(counts[pk] for pk in ends)
+    limit = result.limits.max_paths
+    every = itertools.chain.from_iterable(_chains(result, pk) for pk in ends)
+    result.paths = list(itertools.islice(every, limit))
+    if result.paths_total > limit:
+        result.hit("max_paths")
+    # Evidence: answer-bearing edges first (in path order), then the rest of the walk's edges.
+    order = list(dict.fromkeys(eid for _, edge_ids in result.paths for eid in edge_ids))
+    on_paths = set(order)
+    order += [eid for eid in result.edges if eid not in on_paths]
+    budget = result.limits.max_evidence_tokens
+    for position, eid in enumerate(order):
+        cost = approx_tokens(result.edges[eid])
+        if result.evidence_tokens + cost > budget:
+            result.hit("max_evidence_tokens")
+            result.withheld = {e for e in order[position:] if approx_tokens(result.edges[e]) > 0}
+            break
+        result.evidence_tokens += cost
+    entries = Entry.objects.filter(_InArray("id", result.depth), bank_id=result.bank.pk).order_by()
+    rows = entries.values_list("pk", "short_id", "title", "kind__name", "key")
+    found = {pk: NodeInfo(sid, title, kind, key) for pk, sid, title, kind, key in rows}
+    result.nodes = {pk: found[pk] for pk in result.depth}
+
+
+# --- requests: validation shared by the API endpoints ------------------------------------------
+
+
+@dataclass
+class StartResolution:
+    entry: Entry
+    given: Any
+    matched: str
+
+
+@dataclass
+class TraversalRequest:
+    """A validated traverse body."""
+
+    start: StartResolution
+    steps: Step | list[Step]
+    limits: Limits
+    valid_at: dt.datetime | None
+    as_of: dt.datetime | None
+
+    def run(self, bank: Bank) -> TraversalResult:
+        result = traverse(
+            bank, self.start.entry, self.steps, self.limits, self.valid_at, self.as_of
+        )
+        result.start_given, result.start_matched = self.start.given, self.start.matched
+        return result
+
+
+TRAVERSE_FIELDS = {
+    "start",
+    "steps",
+    "relations",
+    "direction",
+    "max_depth",
+    "max_expansions",
+    "max_paths",
+    "max_evidence_tokens",
+    "valid_at",
+    "as_of",
+}
+_LIMIT_RANGES = {
+    "max_depth": (1, MAX_DEPTH),
+    "max_expansions": (1, MAX_EXPANSIONS),
+    "max_paths": (1, MAX_PATHS),
+    "max_evidence_tokens": (0, MAX_EVIDENCE_TOKENS),
+}
+
+
+def clean_limit(
+    name: str, value: Any, default: int | None, *, from_text: bool = False
+) -> int | None:
+    """An integer ceiling within its sane range (400 ``invalid_limit`` otherwise); with
+    ``from_text`` (query parameters) digits in a string count as the number."""
+    if value is None:
+        return default
+    low, high = _LIMIT_RANGES[name]
+    if from_text and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)  # query parameters arrive as text
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInput(
+            f"{name} must be a whole number from {low} to {high:,}.",
+            code="invalid_limit",
+            fields={name: f"A whole number from {low} to {high}."},
+        )
+    return value
+
+
+def clean_limits(
+    data: dict, *, max_depth_default: int | None = None, from_text: bool = False
+) -> Limits:
+    defaults = Limits()
+
+    def limit(name: str, default: int | None) -> int | None:
+        return clean_limit(name, data.get(name), default, from_text=from_text)
+
+    return Limits(
+        max_depth=limit("max_depth", max_depth_default),
+        max_expansions=limit("max_expansions", defaults.max_expansions),
+        max_paths=limit("max_paths", defaults.max_paths),
+        max_evidence_tokens=limit("max_evidence_tokens", defaults.max_evidence_tokens),
+    )
+
+
+def clean_clocks(data: dict) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """``valid_at`` (date or timestamp) and ``as_of`` (timestamp with a zone)."""
+    return (
+        parse_instant(data.get("valid_at"), "valid_at"),
+        parse_instant(data.get("as_of"), "as_of", require_zone=True),
+    )
+
+
+def _relations(value: Any, field_name: str) -> tuple[str, ...]:
+    if (
+        not isinstance(value, list)
+        or not value
+        or len(value) > MAX_RELATIONS_PER_STEP
+        or not all(isinstance(name, str) and name.strip() for name in value)
+    ):
+        raise InvalidInput(
+            f"{field_name} must be a non-empty list of relation names.",
+            code="invalid_relations",
+            fields={field_name: "A non-empty list of relation names."},
+        )
+    return tuple(dict.fromkeys(name.strip() for name in value))
+
+
+def _direction(value: Any, field_name: str) -> str:
+    if value is None:
+        return "out"
+    if value not in DIRECTIONS:
+        raise InvalidInput(
+            f"{field_name} must be one of {', '.join(DIRECTIONS)}.",
+            code="invalid_direction",
+            fields={field_name: "out, in or both."},
+        )
+    return value
+
+
+def clean_steps(value: Any) -> list[Step]:
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_DEPTH:
+        raise InvalidInput(
+            f"steps must be a list of 1 to {MAX_DEPTH} hops.",
+            code="invalid_steps",
+            fields={"steps": f"1 to {MAX_DEPTH} hops."},
+        )
+    steps = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or set(item) - {"relations", "direction"}:
+            raise InvalidInput(
+                f'steps[{i}] must be {{"relations": [...], "direction": "out" | "in" | "both"}}.',
+                code="invalid_steps",
+                fields={"steps": f"Item {i} is malformed."},
+            )
+        steps.append(
+            Step(
+                _relations(item.get("relations"), f"steps[{i}].relations"),
+                _direction(item.get("direction"), f"steps[{i}].direction"),
+            )
+        )
+    return steps
+
+
+def resolve_start(bank: Bank, start: Any) -> StartResolution:
+    """An id (short_id or key), ``{"id"}``, ``{"key"}`` or ``{"name"}`` (alias/fuzzy resolution:
+    ambiguous → 400 ``ambiguous_start`` with the candidates; unknown → 404 ``entry_not_found``)."""
+    if isinstance(start, str):
+        start = {"id": start}
+    if (
+        not isinstance(start, dict)
+        or len(start) != 1
+        or next(iter(start)) not in ("id", "key", "name")
+        or not isinstance(next(iter(start.values())), str)
+        or not next(iter(start.values())).strip()
+        or len(next(iter(start.values()))) > 300
+    ):
+        raise InvalidInput(
+            'start must be an entry id, {"key": "..."} or {"name": "..."}.',
+            code="invalid_start",
+            fields={"start": "An id, {key} or {name}."},
+        )
+    ((how, text),) = start.items()
+    text = text.strip()
+    if how == "id":
+        entry = find_entry(bank, text)
+        matched = "short_id" if entry.short_id == text else "key" if entry.key == text else "merged"
+        return StartResolution(entry, text, matched)
+    if how == "key":
+        entry = Entry.objects.filter(bank=bank, key=text).exclude(status=EntryStatus.DELETED)
+        entry = entry.select_related("kind").first()
+        if entry is None:
+            raise NotFound(f"No entry with key {text!r} in this bank.", code="entry_not_found")
+        return StartResolution(find_entry(bank, entry.short_id), start, "key")
+    resolution = resolve(bank, text)
+    if resolution.status == "ambiguous":
+        raise InvalidInput(
+            f"The name {text!r} is ambiguous; pick one of the candidates by id.",
+            code="ambiguous_start",
+            fields={"start": "Ambiguous name."},
+            extra={"candidates": resolution.candidates},
+        )
+    if resolution.status != "resolved" or resolution.entry is None:
+        raise NotFound(f"No entry named {text!r} in this bank.", code="entry_not_found")
+    return StartResolution(resolution.entry, start, resolution.matched or "name")
+
+
+def clean_traversal(bank: Bank, data: dict) -> TraversalRequest:
+    """Validate a traverse body of API.md (every field, range and name) and resolve its start."""
+    unknown = sorted(set(data) - TRAVERSE_FIELDS)
+    if unknown:
+        raise InvalidInput(
+            f"Unknown fields: {', '.join(unknown)}.",
+            code="invalid_input",
+            fields=dict.fromkeys(unknown, "Unknown field."),
+        )
+    if "start" not in data:
+        raise InvalidInput(
+            "start is required.", code="invalid_start", fields={"start": "Required."}
+        )
+    has_steps = data.get("steps") is not None
+    has_relations = data.get("relations") is not None
+    if has_steps == has_relations:
+        raise InvalidInput(
+            "Give either steps (one allow-list per hop) or relations + direction + max_depth.",
+            code="invalid_steps",
+            fields={
+                "steps": "Either steps or relations.",
+                "relations": "Either steps or relations.",
+            },
+        )
+    if has_steps and data.get("direction") is not None:
+        raise InvalidInput(
+            "direction belongs inside each step when steps are given.",
+            code="invalid_steps",
+            fields={"direction": "Put it in each step."},
+        )
+    types = edge_types_for_bank(bank)
+    if has_steps:
+        steps: Step | list[Step] = clean_steps(data["steps"])
+        for step in steps:
+            _type_ids(step, types)
+        limits = clean_limits(data)
+    else:
+        steps = Step(
+            _relations(data["relations"], "relations"),
+            _direction(data.get("direction"), "direction"),
+        )
+        _type_ids(steps, types)
+        limits = clean_limits(data, max_depth_default=DEFAULT_DEPTH)
+    valid_at, as_of = clean_clocks(data)
+    start = resolve_start(bank, data["start"])
+    return TraversalRequest(start, steps, limits, valid_at, as_of)
+
+
+# --- parameterised questions (004_* 12.7) -------------------------------------------------------
+
+
+def _require_relation(bank: Bank, name: str) -> None:
+    if name not in edge_types_for_bank(bank):
+        raise InvalidInput(
+            f"This bank defines no {name!r} relation, so the question cannot be asked here.",
+            code="unknown_relation",
+            fields={"relation": f"{name} is not defined in this bank."},
+        )
+
+
+def dependents_of(
+    bank: Bank,
+    entity: Entry,
+    depth: int = 2,
+    *,
+    limits: Limits | None = None,
+    valid_at: dt.datetime | None = None,
+    as_of: dt.datetime | None = None,
+) -> TraversalResult:
+    """Who depends on ``entity``, directly or through up to ``depth`` hops: ``depends_on``
+    edges inbound (a bank-defined relation; 400 ``unknown_relation`` if the bank lacks it)."""
+    _require_relation(bank, "depends_on")
+    limits = limits or Limits()
+    limits = Limits(depth, limits.max_expansions, limits.max_paths, limits.max_evidence_tokens)
+    return traverse(bank, entity, Step(("depends_on",), "in"), limits, valid_at, as_of)
+
+
+def owners_of(
+    bank: Bank,
+    entity: Entry,
+    *,
+    limits: Limits | None = None,
+    valid_at: dt.datetime | None = None,
+    as_of: dt.datetime | None = None,
+) -> TraversalResult:
+    """Who owns ``entity`` at ``valid_at`` as believed at ``as_of``: ``owned_by`` out, one hop."""
+    limits = limits or Limits()
+    limits = Limits(None, limits.max_expansions, limits.max_paths, limits.max_evidence_tokens)
+    return traverse(bank, entity, [Step(("owned_by",), "out")], limits, valid_at, as_of)
+
+
+APPROVAL_RULE = (
+    "An approver of a change to X is: (1) every target of X -requires_approval_from-> "
+    "(a bank-defined relation); (2) every target of X -requires-> whose kind is a role (kind "
+    "'role' or a kind ending in '_role'); (3) when the bank defines governed_by, the same two "
+    "kinds of target of every policy governing X (X -governed_by-> policy) or governing one of "
+    "X's owners (X -owned_by-> owner -governed_by-> policy)."
+)
+
+
+def is_role_kind(kind: str) -> bool:
+    return kind == "role" or kind.endswith("_role")
+
+
+@dataclass
+class ApprovalAnswer:
+    """The approvers of a change, each with the paths that require it, and the walks asked."""
+
+    entity: Entry
+    traversals: list[TraversalResult]
+    approvers: dict[str, dict] = field(default_factory=dict)  # short_id → node, paths indexes
+    paths: list[dict] = field(default_factory=list)
+
+    @property
+    def truncated(self) -> bool:
+        return any(t.truncated for t in self.traversals)
+
+    def as_json(self) -> dict:
+        nodes: dict[str, dict] = {}
+        edges: dict[str, dict] = {}
+        for walk in self.traversals:
+            body = walk.as_json()
+            nodes.update(body["nodes"])
+            edges.update(body["edges"])
+        used_nodes = {sid for path in self.paths for sid in path["nodes"]}
+        used_edges = {str(eid) for path in self.paths for eid in path["edges"]}
+        limits_hit = list(dict.fromkeys(lim for t in self.traversals for lim in t.limits_hit))
+        frontier = list(dict.fromkeys(t.sid(pk) for t in self.traversals for pk in t.frontier))
+        return {
+            "entity": {"id": self.entity.short_id, "title": self.entity.title},
+            "rule": APPROVAL_RULE,
+            "approvers": list(self.approvers.values()),
+            "paths": self.paths,
+            "nodes": {sid: info for sid, info in nodes.items() if sid in used_nodes},
+            "edges": {eid: info for eid, info in edges.items() if eid in used_edges},
+            "truncated": self.truncated,
+            "limits_hit": limits_hit,
+            "frontier": frontier,
+            "searched": [t.searched() for t in self.traversals],
+        }
+
+
+def approvals_required_for(
+    bank: Bank,
+    entity: Entry,
+    *,
+    limits: Limits | None = None,
+    valid_at: dt.datetime | None = None,
+    as_of: dt.datetime | None = None,
+) -> ApprovalAnswer:
+    """Who must approve a change to ``entity`` under ``APPROVAL_RULE``: one walk per route
+    (direct, through governing policies, through owners' policies), each with ``limits``."""
+    types = edge_types_for_bank(bank)
+    ask = (
+        ("requires_approval_from", "requires")
+        if "requires_approval_from" in types
+        else ("requires",)
+    )
+    routes: list[list[Step]] = [[Step(ask)]]
+    if "governed_by" in types:
+        routes.append([Step(("governed_by",)), Step(ask)])
+        routes.append([Step(("owned_by",)), Step(("governed_by",)), Step(ask)])
+    limits = limits or Limits()
+    limits = Limits(None, limits.max_expansions, limits.max_paths, limits.max_evidence_tokens)
+    answer = ApprovalAnswer(entity, [])
+    for route in routes:
+        walk = traverse(bank, entity, route, limits, valid_at, as_of)
+        answer.traversals.append(walk)
+        for nodes, edge_ids in walk.paths:
+            if len(edge_ids) != len(route):
+                continue  # stopped before the last hop: names no approver
+            last = walk.edges[edge_ids[-1]]
+            end = walk.nodes[nodes[-1]]
+            relation = walk.relation_names[last.type_id]
+            if relation == "requires" and not is_role_kind(end.kind):
+                continue
+            index = len(answer.paths)
+            answer.paths.append({"nodes": [walk.sid(pk) for pk in nodes], "edges": list(edge_ids)})
+            approver = answer.approvers.setdefault(
+                end.short_id,
+                {
+                    "id": end.short_id,
+                    "title": end.title,
+                    "kind": end.kind,
+                    "key": end.key,
+                    "paths": [],
+                },
+            )
+            approver["paths"].append(index)
+    return answer

@@ -1,0 +1,624 @@
+"""Traversals: the walk on hand-built graphs, its ceilings, the parameterised questions and
+the REST contract of ``POST /api/v1/banks/{bank}/traverse``."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from graph.models import Edge, EdgeType
+from graph.services.aliases import add_alias, resolve
+from graph.services.edges import link
+from graph.services.traverse import (
+    Limits,
+    Step,
+    approvals_required_for,
+    dependents_of,
+    owners_of,
+    traverse,
+)
+from kb.errors import InvalidInput
+from kb.models import Bank, Entry, EntryKind
+from kb.services.entries import clean_entry_data, create_entry
+
+pytestmark = pytest.mark.django_db
+
+
+class Graph:
+    """Entries by title and edges between them, written through the services."""
+
+    def __init__(self, bank: Bank):
+        self.bank = bank
+        self.by_title: dict[str, Entry] = {}
+
+    def add(self, *titles: str, kind: str = "fact") -> list[Entry]:
+        for title in titles:
+            data = {"title": title, "content": f"About {title}.", "kind": kind}
+            data["lifetime"] = {"durable": True}
+            self.by_title[title] = create_entry(self.bank, clean_entry_data(self.bank, data))
+        return [self.by_title[t] for t in titles]
+
+    def __getitem__(self, title: str) -> Entry:
+        return self.by_title[title]
+
+    def link(self, a: str, b: str, relation: str = "see_also", **fields) -> Edge:
+        for title in (a, b):
+            if title not in self.by_title:
+                self.add(title)
+        payload = {"from": self[a].short_id, "to": self[b].short_id, "relation": relation}
+        return link(self.bank, {**payload, **fields})
+
+    def titles(self, result, path) -> list[str]:
+        nodes, _ = path
+        return [result.nodes[pk].title for pk in nodes]
+
+    def path_titles(self, result) -> list[list[str]]:
+        return [self.titles(result, path) for path in result.paths]
+
+
+def define(bank: Bank, *names: str) -> None:
+    """Bank-defined relations (depends_on, governed_by, requires_approval_from, …)."""
+    for name in names:
+        EdgeType.objects.create(bank=bank, name=name, inverse=f"{name}_of")
+
+
+@pytest.fixture
+def g(bank) -> Graph:
+    return Graph(bank)
+
+
+@pytest.fixture
+def settlement(bank, g) -> Graph:
+    """The illustrative graph of 004_* 12.8: connector ← services → teams → policies → roles."""
+    define(bank, "depends_on", "governed_by")
+    g.add("Settlement connector", kind="service")
+    g.add("Reports", "Nightly ETL", "Dashboard API", kind="service")
+    g.add("Analytics", "Platform", kind="team")
+    g.add("Policy A", "Policy B", kind="policy")
+    g.add("Service owner", "Risk approver", "Change manager", kind="role")
+    for service in ("Reports", "Nightly ETL", "Dashboard API"):
+        g.link(service, "Settlement connector", "depends_on", note="Breaks without it.")
+    g.link("Reports", "Analytics", "owned_by")
+    g.link("Dashboard API", "Analytics", "owned_by")
+    g.link("Nightly ETL", "Platform", "owned_by")
+    g.link("Analytics", "Policy A", "governed_by")
+    g.link("Platform", "Policy B", "governed_by")
+    g.link("Policy A", "Service owner", "requires")
+    g.link("Policy A", "Risk approver", "requires")
+    g.link("Policy B", "Service owner", "requires")
+    g.link("Policy B", "Change manager", "requires")
+    g.link("Policy B", "Risk approver", "requires")
+    return g
+
+
+SIGN_OFF = [
+    Step(("depends_on",), "in"),
+    Step(("owned_by",), "out"),
+    Step(("governed_by",), "out"),
+    Step(("requires",), "out"),
+]
+
+
+# --- the walk -------------------------------------------------------------------------------
+
+
+def test_worked_example_counts_and_paths(bank, settlement, django_assert_num_queries):
+    g = settlement
+    # vocabulary (1) + one statement per hop (4) + the reached entries (1)
+    with django_assert_num_queries(6):
+        result = traverse(bank, g["Settlement connector"], SIGN_OFF)
+    body = result.as_json()
+    assert body["counts"]["expansions"] == 13  # 3 + 3 + 2 + 5 edge records read
+    assert (
+        body["counts"]["nodes"] == 11
+    )  # 1 connector + 3 services + 2 teams + 2 policies + 3 roles
+    assert body["counts"]["edges"] == 13
+    assert body["counts"]["paths"] == 7  # the seven service-to-role paths
+    assert body["truncated"] is False and body["limits_hit"] == [] and body["frontier"] == []
+    expected = {
+        (svc, team, policy, role)
+        for svc, team, policy, roles in [
+            ("Reports", "Analytics", "Policy A", ["Service owner", "Risk approver"]),
+            ("Dashboard API", "Analytics", "Policy A", ["Service owner", "Risk approver"]),
+            (
+                "Nightly ETL",
+                "Platform",
+                "Policy B",
+                ["Service owner", "Change manager", "Risk approver"],
+            ),
+        ]
+        for role in roles
+    }
+    got = {tuple(titles[1:]) for titles in g.path_titles(result)}
+    assert got == expected
+    assert all(titles[0] == "Settlement connector" for titles in g.path_titles(result))
+    # Every path's edges join its nodes in order, and are described in "edges".
+    for path in body["paths"]:
+        assert len(path["edges"]) == len(path["nodes"]) - 1 == 4
+        for i, eid in enumerate(path["edges"]):
+            edge = body["edges"][str(eid)]
+            assert {edge["from"], edge["to"]} == {path["nodes"][i], path["nodes"][i + 1]}
+    first_hop = body["edges"][str(body["paths"][0]["edges"][0])]
+    assert (
+        first_hop["relation"] == "depends_on"
+        and first_hop["to"] == g["Settlement connector"].short_id
+    )
+    assert first_hop["note"] == "Breaks without it." and first_hop["recorded_at"]
+
+
+def test_query_count_grows_with_depth_not_with_nodes(bank, g):
+    def fan(prefix: str, width: int) -> Entry:
+        (root,) = g.add(f"{prefix} root")
+        for i in range(width):
+            g.link(f"{prefix} root", f"{prefix} {i}", "part_of")
+            g.link(f"{prefix} {i}", f"{prefix} {i} leaf", "part_of")
+            g.link(f"{prefix} {i} leaf", f"{prefix} {i} end", "part_of")
+        return root
+
+    narrow, wide = fan("narrow", 1), fan("wide", 25)
+
+    def statements(start: Entry, depth: int) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            traverse(bank, start, Step(("part_of",)), Limits(max_depth=depth, max_paths=100))
+        return len(ctx.captured_queries)
+
+    for depth in (1, 2, 3):
+        assert statements(narrow, depth) == statements(wide, depth)
+    assert statements(wide, 3) == statements(wide, 2) + 1 == statements(wide, 1) + 2
+    result = traverse(bank, wide, Step(("part_of",)), Limits(max_depth=3, max_paths=100))
+    assert result.truncated is False
+    assert result.as_json()["counts"]["nodes"] == 76 and len(result.paths) == 25
+
+
+def test_directions_out_in_both(bank, g):
+    g.link("A", "B", "cites")
+    g.link("C", "A", "cites")
+    g.link("B", "D", "see_also")  # another relation: never crossed
+
+    def reached(direction: str) -> set[str]:
+        result = traverse(bank, g["A"], [Step(("cites",), direction)])
+        return {t[-1] for t in g.path_titles(result)}
+
+    assert reached("out") == {"B"}
+    assert reached("in") == {"C"}
+    assert reached("both") == {"B", "C"}
+    result = traverse(bank, g["A"], [Step(("cites",), "in")])
+    (edge,) = result.as_json()["edges"].values()
+    assert (edge["from"], edge["to"]) == (g["C"].short_id, g["A"].short_id)  # as stored
+
+
+def test_each_hop_has_its_own_allow_list(bank, g):
+    define(bank, "governed_by")
+    g.link("Svc", "Team", "owned_by")
+    g.link("Svc", "Doc", "cites")
+    g.link("Team", "Policy", "governed_by")
+    g.link("Team", "Other team", "owned_by")  # owned_by is not allowed on hop 2
+    result = traverse(bank, g["Svc"], [Step(("owned_by",)), Step(("governed_by",))])
+    assert g.path_titles(result) == [["Svc", "Team", "Policy"]]
+    assert result.expansions == 2
+
+
+def test_all_parents_at_the_same_depth_are_kept(bank, g):
+    for mid in ("A", "B", "C"):
+        g.link("S", mid)
+        g.link(mid, "Shared")
+    result = traverse(bank, g["S"], Step(("see_also",)), Limits(max_depth=2))
+    assert sorted(g.path_titles(result)) == [
+        ["S", "A", "Shared"],
+        ["S", "B", "Shared"],
+        ["S", "C", "Shared"],
+    ]
+    assert len(result.parents[g["Shared"].pk]) == 3
+    assert result.as_json()["counts"]["nodes"] == 5
+
+
+def test_a_node_reached_earlier_is_not_reparented_and_ends_where_the_walk_stops(bank, g):
+    g.link("S", "A")
+    g.link("S", "B")
+    g.link("A", "B")  # B is already at depth 1: not a child of A
+    g.link("B", "C")
+    g.link("C", "S")  # back to the start: the visited set ends the cycle
+    result = traverse(bank, g["S"], Step(("see_also",)), Limits(max_depth=5))
+    assert sorted(g.path_titles(result)) == [["S", "A"], ["S", "B", "C"]]
+    assert result.truncated is False  # nothing left to reach
+
+
+def test_start_without_allowed_edges_gives_no_path_and_says_what_was_searched(bank, g):
+    g.link("Lonely", "Friend", "cites")
+    result = traverse(bank, g["Lonely"], [Step(("corrects",), "both")], valid_at=None)
+    body = result.as_json()
+    assert body["paths"] == [] and body["truncated"] is False
+    assert body["counts"] == {
+        "expansions": 0,
+        "nodes": 1,
+        "edges": 0,
+        "paths": 0,
+        "paths_found": 0,
+        "read": 0,
+        "evidence_tokens": 0,
+    }
+    searched = body["searched"]
+    assert searched["bank"] == "acme" and searched["start"]["id"] == g["Lonely"].short_id
+    assert searched["steps"] == [{"relations": ["corrects"], "direction": "both"}]
+    assert searched["valid_at"] and searched["as_of"] and searched["truncated"] is False
+
+
+# --- ceilings -------------------------------------------------------------------------------
+
+
+def test_max_paths_cuts_and_says_so(bank, g):
+    for i in range(10):
+        g.link("Hub", f"Leaf {i}")
+    result = traverse(bank, g["Hub"], [Step(("see_also",))], Limits(max_paths=3))
+    body = result.as_json()
+    assert len(body["paths"]) == 3 and body["counts"]["paths_found"] == 10
+    assert body["truncated"] is True and body["limits_hit"] == ["max_paths"]
+    assert body["counts"]["nodes"] == 11  # the walk itself was complete
+
+
+def test_max_expansions_cuts_the_walk_and_names_the_frontier(bank, g):
+    g.link("S", "A")
+    g.link("S", "B")
+    for i in range(10):
+        g.link("A", f"A{i}")
+    g.link("B", "B0")
+    result = traverse(bank, g["S"], Step(("see_also",)), Limits(max_depth=3, max_expansions=5))
+    body = result.as_json()
+    assert body["truncated"] is True and body["limits_hit"] == ["max_expansions"]
+    assert body["counts"]["expansions"] == 5 and body["counts"]["read"] == 6
+    frontier = {result.nodes[pk].title for pk in result.frontier}
+    # Hop 2 read 4 of the 11 edges of A and B (in no particular order) and expanded 3: A's
+    # expansion was cut for sure; B's only if B -> B0 was not among the three. The leaves
+    # reached have nothing onward, so they are not in the frontier.
+    reached = {info.title for info in result.nodes.values()}
+    assert frontier == ({"A"} if "B0" in reached else {"A", "B"})
+    assert len(reached) == 1 + 2 + 3
+
+
+def test_hub_reads_at_most_the_budget_plus_one(bank):
+    """A hub of 300 edges and a budget of 50: the hop asks for 51 rows, and reads 51."""
+    kind = EntryKind.objects.get(bank=None, name="fact")
+    Entry.objects.bulk_create(
+        Entry(bank=bank, kind=kind, short_id=f"{i:08x}", title=f"Node {i}") for i in range(301)
+    )
+    ids = dict(Entry.objects.filter(bank=bank).values_list("short_id", "pk"))
+    cites = EdgeType.objects.get(bank=None, name="cites")
+    Edge.objects.bulk_create(
+        Edge(bank=bank, from_entry_id=ids[f"{0:08x}"], to_entry_id=ids[f"{i:08x}"], type=cites)
+        for i in range(1, 301)
+    )
+    hub = Entry.objects.get(bank=bank, short_id=f"{0:08x}")
+    with CaptureQueriesContext(connection) as ctx:
+        result = traverse(
+            bank, hub, Step(("cites",)), Limits(max_depth=2, max_expansions=50, max_paths=100)
+        )
+    assert result.edges_read == 51 and result.expansions == 50
+    body = result.as_json()
+    assert body["counts"]["read"] == 51 and body["counts"]["nodes"] == 51
+    assert body["limits_hit"] == ["max_expansions"] and body["frontier"] == [hub.short_id]
+    hops = [
+        q["sql"] for q in ctx.captured_queries if 'FROM "graph_edge"' in q["sql"].split("WHERE")[0]
+    ]
+    assert hops and hops[0].rstrip().endswith("LIMIT 51")
+    assert "ORDER BY" not in hops[0]  # nothing forces PostgreSQL to read the whole hub
+
+
+def test_max_depth_in_relations_mode_is_a_ceiling(bank, g):
+    g.link("A", "B", "precedes")
+    g.link("B", "C", "precedes")
+    g.link("C", "D", "precedes")
+    two = traverse(bank, g["A"], Step(("precedes",)), Limits(max_depth=2))
+    assert two.truncated is True and two.limits_hit == ["max_depth"]
+    assert [two.nodes[pk].title for pk in two.frontier] == ["C"]
+    assert g.path_titles(two) == [["A", "B", "C"]]
+    three = traverse(bank, g["A"], Step(("precedes",)), Limits(max_depth=3))
+    assert three.truncated is False and g.path_titles(three) == [["A", "B", "C", "D"]]
+    # With steps, running out of steps is the plan, not a cut; a lower max_depth is a cut.
+    planned = traverse(bank, g["A"], [Step(("precedes",))] * 2)
+    assert planned.truncated is False
+    capped = traverse(bank, g["A"], [Step(("precedes",))] * 3, Limits(max_depth=1))
+    assert capped.limits_hit == ["max_depth"] and g.path_titles(capped) == [["A", "B"]]
+
+
+def test_max_evidence_tokens_withholds_the_rest(bank, g):
+    for i in range(4):
+        g.link("S", f"T{i}", note="Forty characters of explanation, exactly")  # 10 tokens
+    result = traverse(bank, g["S"], [Step(("see_also",))], Limits(max_evidence_tokens=25))
+    body = result.as_json()
+    notes = [body["edges"][str(p["edges"][0])]["note"] for p in body["paths"]]
+    assert notes[:2] == ["Forty characters of explanation, exactly"] * 2
+    assert notes[2:] == [None, None]
+    assert body["counts"]["evidence_tokens"] == 20
+    assert body["truncated"] is True and body["limits_hit"] == ["max_evidence_tokens"]
+
+
+def test_filters_are_in_the_hop_not_after(bank, g):
+    """Edges of another time never spend the budget: 5 expired edges, budget 1, no cut."""
+    for i in range(5):
+        g.link("S", f"Old {i}", valid_to="2020-01-01")
+    g.link("S", "Now")
+    result = traverse(bank, g["S"], [Step(("see_also",))], Limits(max_expansions=1))
+    assert result.truncated is False and result.edges_read == 1
+    assert g.path_titles(result) == [["S", "Now"]]
+
+
+def test_tenancy_other_banks_edges_are_never_read(bank, other_bank, g):
+    g.link("S", "Mine")
+    theirs = Graph(other_bank)
+    theirs.link("S", "Theirs")
+    result = traverse(bank, g["S"], [Step(("see_also",))])
+    assert g.path_titles(result) == [["S", "Mine"]]
+    with pytest.raises(Exception) as info:
+        traverse(bank, theirs["S"], [Step(("see_also",))])
+    assert getattr(info.value, "code", None) == "entry_not_found"
+
+
+def test_unknown_relation_is_refused(bank, g):
+    g.add("S")
+    with pytest.raises(InvalidInput) as info:
+        traverse(bank, g["S"], [Step(("depends_on",))])
+    assert info.value.code == "unknown_relation"
+
+
+# --- parameterised questions ---------------------------------------------------------------------
+
+
+def test_dependents_of(bank, settlement):
+    g = settlement
+    g.link("Reports UI", "Reports", "depends_on")
+    one = dependents_of(bank, g["Settlement connector"], 1)
+    assert {t[-1] for t in g.path_titles(one)} == {"Reports", "Nightly ETL", "Dashboard API"}
+    assert one.limits_hit == ["max_depth"]  # Reports UI is one hop further
+    two = dependents_of(bank, g["Settlement connector"], 2)
+    assert two.truncated is False
+    assert ["Settlement connector", "Reports", "Reports UI"] in g.path_titles(two)
+
+
+def test_dependents_of_needs_the_relation(bank, g):
+    g.add("S")
+    with pytest.raises(InvalidInput) as info:
+        dependents_of(bank, g["S"], 2)
+    assert info.value.code == "unknown_relation"
+
+
+def test_owners_of(bank, settlement):
+    g = settlement
+    result = owners_of(bank, g["Nightly ETL"])
+    assert g.path_titles(result) == [["Nightly ETL", "Platform"]]
+
+
+def test_approvals_required_for_follows_the_documented_rule(bank, settlement):
+    g = settlement
+    define(bank, "requires_approval_from")
+    g.add("CFO", kind="person")
+    g.link("Reports", "CFO", "requires_approval_from")
+    g.link("Reports", "Runbook", "requires")  # not a role: not an approver
+    answer = approvals_required_for(bank, g["Reports"])
+    body = answer.as_json()
+    approvers = {a["title"] for a in body["approvers"]}
+    assert approvers == {"CFO", "Service owner", "Risk approver"}
+    assert body["truncated"] is False and len(body["searched"]) == 3
+    cfo = next(a for a in body["approvers"] if a["title"] == "CFO")
+    assert body["paths"][cfo["paths"][0]]["nodes"] == [g["Reports"].short_id, g["CFO"].short_id]
+    risk = next(a for a in body["approvers"] if a["title"] == "Risk approver")
+    via = body["paths"][risk["paths"][0]]["nodes"]
+    assert [body["nodes"][sid]["title"] for sid in via] == [
+        "Reports",
+        "Analytics",
+        "Policy A",
+        "Risk approver",
+    ]
+
+
+# --- the REST contract ---------------------------------------------------------------------
+
+
+def url(slug: str, *parts: str) -> str:
+    return "/api/v1/banks/" + "/".join([slug, *parts])
+
+
+def assert_error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert body["error"]["code"] == code and body["error"]["message"]
+    assert isinstance(body["error"]["fields"], dict)
+    return body["error"]
+
+
+def test_api_traverse_shape(client_rw, bank, settlement):
+    g = settlement
+    body = {
+        "start": g["Settlement connector"].short_id,
+        "steps": [{"relations": list(s.relations), "direction": s.direction} for s in SIGN_OFF],
+        "max_depth": None,
+        "max_expansions": 200,
+        "max_paths": 25,
+        "max_evidence_tokens": 2000,
+        "valid_at": None,
+        "as_of": None,
+    }
+    response = client_rw.post(url("acme", "traverse"), body, format="json")
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert set(data) >= {
+        "start",
+        "paths",
+        "nodes",
+        "edges",
+        "truncated",
+        "limits_hit",
+        "frontier",
+        "counts",
+        "searched",
+    }
+    assert data["start"] == {
+        "id": g["Settlement connector"].short_id,
+        "title": "Settlement connector",
+    }
+    assert {k: data["counts"][k] for k in ("expansions", "nodes", "edges", "paths")} == {
+        "expansions": 13,
+        "nodes": 11,
+        "edges": 13,
+        "paths": 7,
+    }
+    node = data["nodes"][g["Analytics"].short_id]
+    assert node == {"title": "Analytics", "kind": "team", "key": None}
+    edge = next(iter(data["edges"].values()))
+    assert set(edge) == {
+        "from",
+        "to",
+        "relation",
+        "note",
+        "evidence",
+        "valid_from",
+        "valid_to",
+        "recorded_at",
+    }
+    assert all(isinstance(eid, int) for p in data["paths"] for eid in p["edges"])
+    assert data["searched"]["bank"] == "acme" and data["searched"]["truncated"] is False
+
+
+def test_api_start_by_key_name_alias_and_relations_mode(client_rw, bank, g):
+    (svc,) = g.add("Reports service")
+    svc.key = "service:reports"
+    svc.save()
+    add_alias(bank, svc, "rpt")
+    g.link("Reports service", "Replica", "requires")
+    for start in (
+        svc.short_id,
+        "service:reports",
+        {"key": "service:reports"},
+        {"name": "rpt"},
+        {"id": svc.short_id},
+    ):
+        response = client_rw.post(
+            url("acme", "traverse"),
+            {"start": start, "relations": ["requires"], "direction": "out", "max_depth": 1},
+            format="json",
+        )
+        assert response.status_code == 200, (start, response.content)
+        data = response.json()
+        assert data["start"]["id"] == svc.short_id
+        assert [p["nodes"] for p in data["paths"]] == [[svc.short_id, g["Replica"].short_id]]
+        assert data["searched"]["relations"] == ["requires"] and data["searched"]["max_depth"] == 1
+
+
+def test_api_ambiguous_and_unknown_start(client_rw, bank, g):
+    g.add("Billing export nightly", "Billing export weekly")
+    assert resolve(bank, "billing export").status == "ambiguous"
+    response = client_rw.post(
+        url("acme", "traverse"),
+        {"start": {"name": "billing export"}, "relations": ["cites"]},
+        format="json",
+    )
+    error = assert_error(response, 400, "ambiguous_start")
+    titles = {c["title"] for c in error["candidates"]}
+    assert titles == {"Billing export nightly", "Billing export weekly"}
+    for start in ("deadbeef", {"key": "nope"}, {"name": "zzqx unrelated words"}):
+        response = client_rw.post(
+            url("acme", "traverse"), {"start": start, "relations": ["cites"]}, format="json"
+        )
+        assert_error(response, 404, "entry_not_found")
+
+
+@pytest.mark.parametrize(
+    ("patch", "code"),
+    [
+        ({"colour": "blue"}, "invalid_input"),
+        ({"relations": ["nonsense"]}, "unknown_relation"),
+        ({"relations": []}, "invalid_relations"),
+        ({"relations": "cites"}, "invalid_relations"),
+        ({"direction": "sideways"}, "invalid_direction"),
+        ({"max_depth": -1}, "invalid_limit"),
+        ({"max_depth": 11}, "invalid_limit"),
+        ({"max_depth": True}, "invalid_limit"),
+        ({"max_expansions": 100_001}, "invalid_limit"),
+        ({"max_expansions": 0}, "invalid_limit"),
+        ({"max_paths": 10_001}, "invalid_limit"),
+        ({"max_paths": "7"}, "invalid_limit"),
+        ({"max_evidence_tokens": -5}, "invalid_limit"),
+        ({"max_expansions": 2.5}, "invalid_limit"),
+        ({"as_of": "2026-04-22T10:00:00"}, "invalid_time"),
+        ({"as_of": "yesterday"}, "invalid_time"),
+        ({"valid_at": 20260422}, "invalid_time"),
+        ({"steps": [{"relations": ["cites"]}]}, "invalid_steps"),  # steps and relations
+        ({"relations": None}, "invalid_steps"),  # neither
+        ({"start": 17}, "invalid_start"),
+        ({"start": {"key": "a", "name": "b"}}, "invalid_start"),
+        ({"start": {"title": "x"}}, "invalid_start"),
+    ],
+)
+def test_api_bad_input_is_400(client_rw, bank, g, patch, code):
+    g.link("S", "T", "cites")
+    body = {"start": g["S"].short_id, "relations": ["cites"], **patch}
+    response = client_rw.post(url("acme", "traverse"), body, format="json")
+    assert_error(response, 400, code)
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        [],
+        "cites",
+        [{"relations": ["cites"], "direction": "up"}],
+        [{"relations": ["cites"], "extra": 1}],
+        [{"relations": ["nonsense"]}],
+        [{"relations": ["cites"]}] * 11,
+    ],
+)
+def test_api_bad_steps_are_400(client_rw, bank, g, steps):
+    g.link("S", "T", "cites")
+    response = client_rw.post(
+        url("acme", "traverse"), {"start": g["S"].short_id, "steps": steps}, format="json"
+    )
+    assert response.status_code == 400, response.content
+
+
+def test_api_tenancy_and_body(bank, other_bank, g, token_client):
+    g.link("S", "T", "cites")
+    theirs = token_client(other_bank)
+    body = {"start": g["S"].short_id, "relations": ["cites"]}
+    assert_error(theirs.post(url("acme", "traverse"), body, format="json"), 404, "bank_not_found")
+    # The start of another bank is unknown in this one.
+    Graph(other_bank).add("Elsewhere")
+    foreign = Entry.objects.get(bank=other_bank, title="Elsewhere").short_id
+    response = theirs.post(url("globex", "traverse"), body, format="json")
+    assert_error(response, 404, "entry_not_found")
+    response = theirs.post(url("globex", "traverse"), {**body, "start": foreign}, format="json")
+    assert response.status_code == 200 and response.json()["paths"] == []
+    mine = token_client(bank, scopes="read")
+    assert_error(mine.post(url("acme", "traverse"), [1, 2], format="json"), 400, "invalid_body")
+
+
+def test_api_dependents_owners_approvals(client_rw, bank, settlement):
+    g = settlement
+    connector = g["Settlement connector"].short_id
+    response = client_rw.get(url("acme", "entities", connector, "dependents") + "?depth=1")
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert {d["title"] for d in data["dependents"]} == {"Reports", "Nightly ETL", "Dashboard API"}
+    assert all(d["depth"] == 1 for d in data["dependents"])
+    response = client_rw.get(url("acme", "entities", g["Reports"].short_id, "owners"))
+    assert [o["title"] for o in response.json()["owners"]] == ["Analytics"]
+    response = client_rw.get(url("acme", "entities", g["Nightly ETL"].short_id, "approvals"))
+    data = response.json()
+    assert {a["title"] for a in data["approvers"]} == {
+        "Service owner",
+        "Change manager",
+        "Risk approver",
+    }
+    assert "requires_approval_from" in data["rule"]
+    bad = client_rw.get(url("acme", "entities", connector, "dependents") + "?depth=99")
+    assert_error(bad, 400, "invalid_limit")
+    bad = client_rw.get(url("acme", "entities", connector, "owners") + "?colour=1")
+    assert_error(bad, 400, "invalid_input")
+    assert_error(
+        client_rw.get(url("acme", "entities", "deadbeef", "owners")), 404, "entry_not_found"
+    )
+
+
+def test_api_dependents_without_the_relation_is_400(client_rw, bank, g):
+    g.add("S")
+    response = client_rw.get(url("acme", "entities", g["S"].short_id, "dependents"))
+    assert_error(response, 400, "unknown_relation")
