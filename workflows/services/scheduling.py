@@ -1,0 +1,163 @@
+"""Regenerate reports after edits, debounced: N edits in a burst regenerate a process once.
+
+``post_save`` of an Edge or an Entry notes the touched entry ids on the open transaction
+(a cheap set add). After commit, one query maps them to the processes they belong to (the
+entry is the process, a member of it, or something a member's flow edge points at). Each
+affected process gets a :class:`PendingRegeneration` marker; only the edit that creates the
+marker schedules the task, with a countdown, so later edits of the burst ride along. The task
+deletes the marker before it reads the graph, so an edit made during a build schedules another.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from graph.models import Edge
+from kb.models import Entry
+from workflows.models import GapReport, PendingRegeneration, ReportTrigger
+from workflows.services.reports import build_report
+from workflows.services.subgraph import INACTIVE_STATUSES, MEMBERSHIP_RELATION, PROCESS_KIND
+
+# Entry fields whose change cannot alter a report (usage counters, verification stamps).
+IGNORED_ENTRY_FIELDS = frozenset({"usage_count", "last_used_at", "verified_at", "verified_by"})
+
+
+def countdown_seconds() -> int:
+    return int(getattr(settings, "WORKFLOWS_REGENERATE_COUNTDOWN", 30))
+
+
+def stale_after() -> dt.timedelta:
+    """A marker older than this lost its task (a broker outage): the next edit replaces it."""
+    return dt.timedelta(seconds=max(600, 20 * countdown_seconds()))
+
+
+class _TouchedEntries:
+    """Entry ids touched in one transaction, flushed once after it commits."""
+
+    def __init__(self) -> None:
+        self.entry_ids: set[int] = set()
+        self.position = -1
+        self.flushed = False
+
+    def __call__(self) -> None:
+        self.flushed = True
+        schedule_for_entries(self.entry_ids)
+
+
+def note_touched(entry_ids: Iterable[int], using: str = "default") -> None:
+    """Remember ``entry_ids`` for the regeneration that follows the current transaction."""
+    ids = {pk for pk in entry_ids if pk is not None}
+    if not ids:
+        return
+    conn = transaction.get_connection(using)
+    if not conn.in_atomic_block:
+        transaction.on_commit(lambda: schedule_for_entries(ids), using=using, robust=True)
+        return
+    # One buffer per transaction: reuse it while it is still queued on this connection
+    # (a rollback discards the queue, and with it the buffer).
+    buffer = getattr(conn, "_workflows_touched", None)
+    hooks = conn.run_on_commit
+    if (
+        buffer is None
+        or buffer.flushed
+        or buffer.position >= len(hooks)
+        or hooks[buffer.position][1] is not buffer
+    ):
+        buffer = _TouchedEntries()
+        transaction.on_commit(buffer, using=using, robust=True)
+        buffer.position = len(conn.run_on_commit) - 1
+        conn._workflows_touched = buffer
+    buffer.entry_ids |= ids
+
+
+def edge_saved(sender, instance: Edge, raw: bool = False, **kwargs) -> None:
+    """Signal receiver: an edge of a workflow role or a membership edge changed."""
+    if raw:
+        return
+    if Edge.type.is_cached(instance):
+        relevant = instance.type.workflow_role or instance.type.name == MEMBERSHIP_RELATION
+        if not relevant:
+            return
+    note_touched([instance.from_entry_id, instance.to_entry_id], using=instance._state.db)
+
+
+def entry_saved(sender, instance: Entry, raw: bool = False, update_fields=None, **kwargs) -> None:
+    """Signal receiver: an entry changed (title, kind, status, start/terminal/external flags)."""
+    if raw or (update_fields is not None and set(update_fields) <= IGNORED_ENTRY_FIELDS):
+        return
+    note_touched([instance.pk], using=instance._state.db)
+
+
+def affected_processes(entry_ids: Iterable[int]) -> list[tuple[int, int]]:
+    """(process pk, bank pk) of every live process the entries belong to or feed, one query.
+
+    Membership edges of any time count, so an entry removed from a process still triggers it.
+    """
+    ids = list(entry_ids)
+    if not ids:
+        return []
+    feeding_steps = Edge.objects.filter(to_entry_id__in=ids).exclude(type__workflow_role="")
+    members = Q(from_entry_id__in=ids) | Q(from_entry_id__in=feeding_steps.values("from_entry_id"))
+    containers = Edge.objects.filter(type__name=MEMBERSHIP_RELATION).filter(members)
+    return list(
+        Entry.objects.filter(kind__name=PROCESS_KIND)
+        .filter(Q(pk__in=ids) | Q(pk__in=containers.values("to_entry_id")))
+        .exclude(status__in=INACTIVE_STATUSES)
+        .values_list("pk", "bank_id")
+    )
+
+
+def schedule_for_entries(entry_ids: Iterable[int]) -> list[int]:
+    """Request a debounced regeneration of every process the entries touch."""
+    scheduled = []
+    for process_pk, bank_pk in affected_processes(entry_ids):
+        if request_regeneration(bank_pk, process_pk):
+            scheduled.append(process_pk)
+    return scheduled
+
+
+def request_regeneration(bank_pk: int, process_pk: int) -> bool:
+    """Mark the process for regeneration; schedule the task only if no marker was pending."""
+    from workflows.tasks import regenerate_after_edit
+
+    now = timezone.now()
+    PendingRegeneration.objects.filter(
+        process_id=process_pk, requested_at__lt=now - stale_after()
+    ).delete()
+    marker, created = PendingRegeneration.objects.get_or_create(
+        process_id=process_pk, defaults={"bank_id": bank_pk, "requested_at": now}
+    )
+    if created:
+        regenerate_after_edit.apply_async(
+            (process_pk, marker.requested_at.isoformat()), countdown=countdown_seconds()
+        )
+    return created
+
+
+def run_pending(process_pk: int, requested_at: str | None = None) -> str:
+    """The task body: claim the marker and rebuild.
+
+    Idempotent: a second delivery finds the marker gone and a report newer than the request,
+    and does nothing; a delivery after a crash mid-build (marker gone, no newer report) builds.
+    """
+    claimed, _ = PendingRegeneration.objects.filter(process_id=process_pk).delete()
+    process = (
+        Entry.objects.filter(pk=process_pk, kind__name=PROCESS_KIND)
+        .exclude(status__in=INACTIVE_STATUSES)
+        .select_related("bank")
+        .first()
+    )
+    if process is None:
+        return "process gone"
+    if not claimed and requested_at:
+        since = dt.datetime.fromisoformat(requested_at)
+        if GapReport.objects.filter(process=process, generated_at__gte=since).exists():
+            return "already up to date"
+    built = build_report(process.bank, process, trigger=ReportTrigger.EDIT)
+    return f"report {built.report.pk}: {built.report.finding_count} findings"
