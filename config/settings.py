@@ -148,6 +148,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "workflows.regenerate_all_gap_reports",
         "schedule": 3600.0,  # hourly
     },
+    "graph-build-communities": {
+        "task": "graph.build_all_communities",
+        "schedule": 24 * 3600.0,  # nightly
+    },
+    "graph-embed-edge-notes": {
+        "task": "graph.embed_all_edge_notes",
+        "schedule": 3600.0,
+    },
 }
 # Edits to a process regenerate its report this many seconds later (a burst regenerates once).
 WORKFLOWS_REGENERATE_COUNTDOWN = int(os.environ.get("WORKFLOWS_REGENERATE_COUNTDOWN", "30"))

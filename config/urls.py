@@ -2,9 +2,11 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from graph.api.analytics_views import stats_page
 from kb.api.errors import json_not_found
 
 urlpatterns = [
+    path("admin/graph/stats/<slug:bank>/", stats_page, name="graph-stats-page"),
     path("admin/", admin.site.urls),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),

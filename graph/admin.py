@@ -13,6 +13,7 @@ subclasses that add the graph parts (edge and alias inlines, merge, revert).
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
 
@@ -21,7 +22,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Q
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -70,7 +71,7 @@ def _check_type_bank(etype: EdgeType, bank_id: int) -> None:
 class NoHistoryRevertMixin:
     """History is for reading: undoing a change means reverting its whole operation."""
 
-    history_list_display = ("actor", "operation")
+    history_list_display = ("history_actor", "operation")
 
     def revert_disabled(self, request, obj=None):
         return True
@@ -597,10 +598,17 @@ def preview_merge(keep: Entry, away: Entry) -> MergePreview:
             ),
             None,
         )
-        if clash is not None:
-            preview.edges.append(EdgeFate(edge, "collapses", new_from, new_to, clash))
+        same_triple = [(interval, other) for key, interval, other in believed if key == triple]
+        current = next((other for _, other in same_triple if other.is_current()), None)
+        remainder = curation.uncovered_interval(
+            edge.valid_from, edge.valid_to, [interval for interval, _ in same_triple]
+        )
+        if current is not None or remainder is None:
+            preview.edges.append(EdgeFate(edge, "collapses", new_from, new_to, current or clash))
             continue
         preview.edges.append(EdgeFate(edge, "repointed", new_from, new_to))
+        edge = copy.copy(edge)
+        edge.valid_from, edge.valid_to = remainder
         # Mirrors write_edge seeing this merge's own successors; the database's one-believed-
         # row rule on away's edges makes a clash with one of them unreachable in practice.
         believed.append((triple, (edge.valid_from, edge.valid_to), edge))
@@ -1069,37 +1077,6 @@ class MergeProposalAdmin(admin.ModelAdmin):
 # --- Operations: revert -------------------------------------------------------------------------
 
 
-def revert_conflicts(op: Operation) -> list[dict]:
-    """Rows ``op`` wrote that a later operation changed again — the check ``revert_operation``
-    makes before refusing with ``revert_conflict``, computed without writing."""
-    conflicts = []
-    for model in curation._audited_models():
-        hist = model.history.model
-        last_rows = (
-            hist.objects.filter(operation_id=op.pk)
-            .values("id")
-            .annotate(last=Max("history_id"))
-            .order_by("id")
-        )
-        for row in last_rows:
-            later = (
-                hist.objects.filter(id=row["id"], history_id__gt=row["last"])
-                .exclude(operation_id=op.pk)
-                .order_by("history_id")
-                .first()
-            )
-            if later is not None:
-                conflicts.append(
-                    {
-                        "model": model.__name__.lower(),
-                        "id": row["id"],
-                        "operation": later.operation_id,
-                        "changed_at": later.history_date.isoformat(),
-                    }
-                )
-    return conflicts
-
-
 def _describe_change(change: dict, entries: dict[int, Entry], types: dict[int, str]) -> str:
     state = change["after"] or change["before"] or {}
     if change["model"] == "entry":
@@ -1200,7 +1177,7 @@ class GraphOperationAdmin(OperationAdmin):
             "opts": self.model._meta,
             "operation": op,
             "changes": change_rows(op),
-            "conflicts": revert_conflicts(op) if op.reverted_by_id is None else [],
+            "conflicts": curation.revert_plan(op)[1] if op.reverted_by_id is None else [],
             "reason": request.POST.get("reason", ""),
         }
         return TemplateResponse(request, "admin/graph/operation/revert_confirmation.html", context)

@@ -139,7 +139,7 @@ class Edge(BankOwned):
         ]
 
     def __str__(self) -> str:
-        return f"{self.from_entry_id} -{self.type_id}-> {self.to_entry_id}"
+        return f"#{self.pk} {self.from_entry.short_id} -{self.type.name}-> {self.to_entry.short_id}"
 
     def is_current(self, now=None) -> bool:
         now = now or timezone.now()
@@ -174,7 +174,7 @@ class Alias(BankOwned):
         ]
 
     def __str__(self) -> str:
-        return f"{self.surface} → {self.entry_id}"
+        return f"{self.surface} → {self.entry.short_id}"
 
 
 class ProposalStatus(models.TextChoices):
@@ -232,3 +232,6 @@ class QueryLog(BankOwned):
 
     def __str__(self) -> str:
         return f"{self.query[:60]} ({len(self.result_ids)} results)"
+
+
+from graph.models_analytics import *  # noqa: E402,F401,F403

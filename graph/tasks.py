@@ -55,3 +55,6 @@ def propose_merges_task(bank_id: int, limit: int = 200) -> dict:
         return _missing(bank_id)
     with audit.acting_as("celery:propose_merges"):
         return {"bank": bank_id, **propose_merges(bank, limit=limit).as_json()}
+
+
+from graph import analytics_tasks  # noqa: E402,F401  (autodiscovery only loads tasks.py)

@@ -231,7 +231,7 @@ class EntryAdmin(SimpleHistoryAdmin):
     autocomplete_fields = ("kind", "resolved_by")
     date_hierarchy = "updated_at"
     actions = ("mark_verified",)
-    history_list_display = ("actor", "operation")
+    history_list_display = ("history_actor", "operation")
     fieldsets = (
         (
             "Content",

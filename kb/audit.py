@@ -86,7 +86,7 @@ def fill_history_row(sender, instance, history_instance, **kwargs) -> None:
     """simple-history signal: stamp the audit context onto each historical row."""
     ctx = _current.get()
     history_instance.operation_id = ctx.operation_id
-    history_instance.actor = ctx.actor
+    history_instance.history_actor = ctx.actor
     if not getattr(history_instance, "history_change_reason", None):
         history_instance.history_change_reason = ctx.reason or None
 

@@ -120,7 +120,8 @@ class AuditedHistory(models.Model):
     operation = models.ForeignKey(
         "kb.Operation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    actor = models.CharField(max_length=200, blank=True, default="")
+    # Not "actor": Edge and Alias have an ``actor`` column of their own, which history tracks.
+    history_actor = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
         abstract = True

@@ -170,6 +170,22 @@ class AliasLines:
                 }
 
 
+def _overlaps(a_from, a_to, b_from, b_to) -> bool:
+    """Do half-open intervals [a_from, a_to) and [b_from, b_to) overlap (None = unbounded)?"""
+    return (a_to is None or b_from is None or b_from < a_to) and (
+        b_to is None or a_from is None or a_from < b_to
+    )
+
+
+def _same_edge(edge: Edge, req: LinkRequest) -> bool:
+    return (
+        edge.note == req.note
+        and edge.label == req.label
+        and edge.evidence == req.evidence
+        and edge.source == req.source
+    )
+
+
 class EdgeLines:
     order = 3
     fields = {
@@ -229,11 +245,15 @@ class EdgeLines:
             useful_for = target_text["useful_for"]
 
         note = check_note(note, _Target)
+        # One triple may appear once per valid interval; overlapping intervals are duplicates.
         triple = (ends["from"], ends["to"], relation)
         seen = ctx.extra.setdefault("edge_triples", {})
-        if triple in seen:
-            raise InvalidInput(f"Duplicate edge {' '.join(triple)} (first on line {seen[triple]}).")
-        seen[triple] = line
+        for other_line, lo, hi in seen.get(triple, []):
+            if _overlaps(lo, hi, valid_from, valid_to):
+                raise InvalidInput(
+                    f"Duplicate edge {' '.join(triple)} (first on line {other_line})."
+                )
+        seen.setdefault(triple, []).append((line, valid_from, valid_to))
         return {
             "from": obj["from"],
             "to": obj["to"],
@@ -261,27 +281,31 @@ class EdgeLines:
                 d["valid_to"],
                 d["source"],
             )
-            believed = Edge.objects.filter(
-                bank=state.bank,
-                from_entry=req.from_entry,
-                to_entry=req.to_entry,
-                type=req.type,
-                invalidated_at__isnull=True,
-            ).first()
-            if believed is not None:
-                same = (
-                    believed.note == req.note
-                    and believed.label == req.label
-                    and believed.evidence == req.evidence
-                    and believed.valid_from == req.valid_from
-                    and believed.valid_to == req.valid_to
-                    and believed.source == req.source
+            believed = list(
+                Edge.objects.filter(
+                    bank=state.bank,
+                    from_entry=req.from_entry,
+                    to_entry=req.to_entry,
+                    type=req.type,
+                    invalidated_at__isnull=True,
                 )
-                if same:
-                    state.counts["edges_unchanged"] = state.counts.get("edges_unchanged", 0) + 1
-                    continue
-                close_edge(believed, "re-imported with changes")
-                write_edge(state.bank, req, replaces=believed)
+            )
+            same_interval = [
+                e for e in believed if e.valid_from == req.valid_from and e.valid_to == req.valid_to
+            ]
+            if same_interval and _same_edge(same_interval[0], req):
+                state.counts["edges_unchanged"] = state.counts.get("edges_unchanged", 0) + 1
+                continue
+            overlapping = [
+                e
+                for e in believed
+                if _overlaps(e.valid_from, e.valid_to, req.valid_from, req.valid_to)
+            ]
+            if overlapping:
+                # The file's version replaces what the bank believed for that time.
+                for old in overlapping:
+                    close_edge(old, "re-imported with changes")
+                write_edge(state.bank, req, replaces=overlapping[0])
                 state.counts["edges_updated"] = state.counts.get("edges_updated", 0) + 1
                 continue
             try:

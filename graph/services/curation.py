@@ -9,7 +9,14 @@ from django.utils import timezone
 
 from graph.models import Alias, Edge, EdgeSource
 from graph.services.aliases import normalize
-from graph.services.edges import LinkRequest, _require_reason, close_edge, current_q, write_edge
+from graph.services.edges import (
+    LinkRequest,
+    _require_reason,
+    close_edge,
+    current_q,
+    lock_entries,
+    write_edge,
+)
 from graph.services.vocab import edge_types_for_bank
 from kb import audit
 from kb.errors import Conflict, InvalidInput, NotFound
@@ -17,6 +24,57 @@ from kb.models import Bank, Entry, EntryStatus, Operation, OperationKind
 from kb.services.entries import find_entry
 
 # --- merge ----------------------------------------------------------------------------------
+
+
+def uncovered_interval(lo, hi, believed: list[tuple]) -> tuple | None:
+    """The part of the valid interval [lo, hi) (None = unbounded) not covered by the
+    ``believed`` intervals of the same triple, trimmed from the ends; None when nothing is
+    left. (Bank edges are sparse in time: one contiguous remainder is what matters.)"""
+    for _ in range(len(believed) + 1):
+        clash = next(
+            (
+                (f, t)
+                for f, t in believed
+                if (t is None or lo is None or lo < t) and (hi is None or f is None or f < hi)
+            ),
+            None,
+        )
+        if clash is None:
+            return lo, hi
+        c_from, c_to = clash
+        if c_to is not None and (hi is None or c_to < hi) and (lo is None or lo < c_to):
+            lo = c_to  # covered up to the clash's end: start there
+        elif c_from is not None and (lo is None or c_from > lo):
+            hi = c_from  # the clash starts later: end where it starts
+        else:
+            return None
+        if lo is not None and hi is not None and lo >= hi:
+            return None
+    return None
+
+
+def write_preserving(bank: Bank, req: LinkRequest, *, replaces: Edge | None = None) -> Edge | None:
+    """Write ``req`` unless the same triple is already current (then None: it collapses into
+    that edge). When the triple is believed only for another valid interval (an edge that
+    ended, or starts later), the new row is trimmed to the time not yet covered, so the
+    connection survives without two overlapping beliefs."""
+    believed = list(
+        Edge.objects.filter(
+            from_entry=req.from_entry,
+            to_entry=req.to_entry,
+            type=req.type,
+            invalidated_at__isnull=True,
+        )
+    )
+    if any(e.is_current() for e in believed):
+        return None
+    interval = uncovered_interval(
+        req.valid_from, req.valid_to, [(e.valid_from, e.valid_to) for e in believed]
+    )
+    if interval is None:
+        return None
+    req.valid_from, req.valid_to = interval
+    return write_edge(bank, req, replaces=replaces)
 
 
 @dataclass
@@ -70,12 +128,19 @@ def merge_entries(
             fields={"away": "Same as keep."},
         )
     with audit.operation(bank, OperationKind.MERGE, reason=reason, actor=actor) as op:
-        keep = Entry.objects.select_for_update().select_related("kind").get(pk=keep.pk)
-        away = Entry.objects.select_for_update().select_related("kind").get(pk=away.pk)
+        lock_entries([keep.pk, away.pk], exclusive=True)
+        keep = Entry.objects.select_related("kind").get(pk=keep.pk)
+        away = Entry.objects.select_related("kind").get(pk=away.pk)
+        for entry in (keep, away):  # re-check now that nobody else can change them
+            if entry.status in (EntryStatus.MERGED, EntryStatus.DELETED):
+                raise Conflict(
+                    f"Entry {entry.short_id} was {entry.status} meanwhile.",
+                    code=f"already_{entry.status}",
+                )
         repointed = collapsed = 0
         self_loops: list[int] = []
         edges = (
-            Edge.objects.select_for_update()
+            Edge.objects.select_for_update(of=("self",))
             .filter(bank=bank, invalidated_at__isnull=True)
             .filter(Q(from_entry=away) | Q(to_entry=away))
             .select_related("type", "from_entry", "to_entry")
@@ -102,13 +167,12 @@ def merge_entries(
                 edge.source,
             )
             close_edge(edge, f"merge of {away.short_id} into {keep.short_id}")
-            try:
-                write_edge(bank, req, replaces=edge)
-                repointed += 1
-            except Conflict:
+            if write_preserving(bank, req, replaces=edge) is None:
                 collapsed += 1  # keep already has this edge: the duplicate collapses into it
+            else:
+                repointed += 1
         aliases_added = 0
-        for alias in Alias.objects.select_for_update().filter(bank=bank, entry=away):
+        for alias in Alias.objects.select_for_update(of=("self",)).filter(bank=bank, entry=away):
             alias.entry = keep
             alias.save()
             aliases_added += 1
@@ -144,9 +208,15 @@ def delete_entry(bank: Bank, ref: str, reason: str, *, actor: str | None = None)
     entry = find_entry(bank, ref, follow_merges=False)
     types = edge_types_for_bank(bank)
     with audit.operation(bank, OperationKind.DELETE, reason=reason, actor=actor) as op:
-        entry = Entry.objects.select_for_update().get(pk=entry.pk)
+        lock_entries([entry.pk], exclusive=True)
+        entry = Entry.objects.get(pk=entry.pk)
+        if entry.status in (EntryStatus.MERGED, EntryStatus.DELETED):
+            raise Conflict(
+                f"Entry {entry.short_id} was {entry.status} meanwhile.",
+                code=f"already_{entry.status}",
+            )
         edges = list(
-            Edge.objects.select_for_update()
+            Edge.objects.select_for_update(of=("self",))
             .filter(bank=bank)
             .filter(Q(from_entry=entry) | Q(to_entry=entry))
             .filter(current_q())
@@ -184,11 +254,10 @@ def delete_entry(bank: Bank, ref: str, reason: str, *, actor: str | None = None)
                     None,
                     EdgeSource.BRIDGED,
                 )
-                try:
-                    write_edge(bank, req)
-                    bridged += 1
-                except Conflict:
+                if write_preserving(bank, req) is None:
                     skipped += 1  # X→Y of that type already exists: the connection is kept
+                else:
+                    bridged += 1
         for edge in edges:
             close_edge(edge, f"entry {entry.short_id} deleted: {reason}")
         for alias in Alias.objects.filter(bank=bank, entry=entry):
@@ -219,6 +288,40 @@ def _tracked_fields(model) -> list[str]:
     return [f.attname for f in model.history.model.tracked_fields]
 
 
+def revert_plan(op: Operation) -> tuple[list[tuple], list[dict]]:
+    """What reverting ``op`` would do, read-only: for every row it touched, (model, id, the
+    historical row just before the operation or None if the operation created it, the
+    operation's last historical row); and the rows a later operation changed (conflicts).
+    Two queries per audited model, whatever the operation's size."""
+    plans, conflicts = [], []
+    for model in _audited_models():
+        hist = model.history.model
+        rows = list(hist.objects.filter(operation_id=op.pk).order_by("history_id"))
+        if not rows:
+            continue
+        by_object: dict[int, list] = {}
+        for row in rows:
+            by_object.setdefault(row.id, []).append(row)
+        timeline: dict[int, list] = {}
+        for row in hist.objects.filter(id__in=list(by_object)).order_by("id", "history_id"):
+            timeline.setdefault(row.id, []).append(row)
+        for obj_id, obj_rows in by_object.items():
+            first, last = obj_rows[0].history_id, obj_rows[-1].history_id
+            before = [r for r in timeline[obj_id] if r.history_id < first]
+            after = [r for r in timeline[obj_id] if r.history_id > last and r.operation_id != op.pk]
+            if after:
+                conflicts.append(
+                    {
+                        "model": model.__name__.lower(),
+                        "id": obj_id,
+                        "operation": after[0].operation_id,
+                        "changed_at": after[0].history_date.isoformat(),
+                    }
+                )
+            plans.append((model, obj_id, before[-1] if before else None, obj_rows[-1]))
+    return plans, conflicts
+
+
 def revert_operation(
     bank: Bank, op_id, reason: str, *, force: bool = False, actor: str | None = None
 ) -> dict:
@@ -239,37 +342,7 @@ def revert_operation(
             code="already_reverted",
         )
 
-    plans = []  # (model, object id, prior historical row or None, op's last historical row)
-    conflicts = []
-    for model in _audited_models():
-        hist = model.history.model
-        rows = list(hist.objects.filter(operation_id=op.pk).order_by("history_id"))
-        by_object: dict[int, list] = {}
-        for row in rows:
-            by_object.setdefault(row.id, []).append(row)
-        for obj_id, obj_rows in by_object.items():
-            first, last = obj_rows[0], obj_rows[-1]
-            prior = (
-                hist.objects.filter(id=obj_id, history_id__lt=first.history_id)
-                .order_by("-history_id")
-                .first()
-            )
-            later = (
-                hist.objects.filter(id=obj_id, history_id__gt=last.history_id)
-                .exclude(operation_id=op.pk)
-                .order_by("history_id")
-                .first()
-            )
-            if later is not None:
-                conflicts.append(
-                    {
-                        "model": model.__name__.lower(),
-                        "id": obj_id,
-                        "operation": later.operation_id,
-                        "changed_at": later.history_date.isoformat(),
-                    }
-                )
-            plans.append((model, obj_id, prior, last))
+    plans, conflicts = revert_plan(op)
     if conflicts and not force:
         raise Conflict(
             f"{len(conflicts)} row(s) changed by operation {op.pk} were changed again later; "
@@ -281,12 +354,11 @@ def revert_operation(
     with audit.operation(
         bank, OperationKind.REVERT, reason=reason, actor=actor, reverts=op.pk
     ) as new_op:
-        # 1. Remove rows the operation created (children first).
-        for model, obj_id, prior, _ in sorted(plans, key=lambda p: -_audited_models().index(p[0])):
-            if prior is None:
-                obj = model.objects.filter(pk=obj_id).first()
-                if obj is not None:
-                    obj.delete()
+        # 1. Remove rows the operation created (children first; history records each delete).
+        for model in reversed(_audited_models()):
+            created = [obj_id for m, obj_id, prior, _ in plans if m is model and prior is None]
+            if created:
+                model.objects.filter(pk__in=created).delete()
         # 2. Restore every other row to its prior state (parents first); closing rows first
         #    keeps the one-believed-row rule satisfied while rows are reopened.
         restores = [p for p in plans if p[2] is not None]
@@ -296,8 +368,12 @@ def revert_operation(
                 getattr(p[2], "invalidated_at", None) is None,
             )
         )
+        current = {
+            model: model.objects.in_bulk([p[1] for p in restores if p[0] is model])
+            for model in _audited_models()
+        }
         for model, obj_id, prior, _ in restores:
-            obj = model.objects.filter(pk=obj_id).first() or model(pk=obj_id)
+            obj = current[model].get(obj_id) or model(pk=obj_id)
             for name in _tracked_fields(model):
                 setattr(obj, name, getattr(prior, name))
             obj.save()

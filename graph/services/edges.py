@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -245,8 +245,38 @@ def _overlapping(req: LinkRequest) -> QuerySet[Edge]:
     return qs
 
 
+def lock_entries(
+    ids: Iterable[int], *, exclusive: bool = False
+) -> dict[int, tuple[str, int | None]]:
+    """Lock entry rows in id order (so concurrent writers cannot deadlock) and return their
+    current (status, merged_into) as committed now. Links share the lock; merges and deletes
+    take it exclusively, so an edge is never written to an entry being merged away."""
+    mode = "UPDATE" if exclusive else "SHARE"
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT id, status, merged_into_id FROM kb_entry WHERE id = ANY(%s) ORDER BY id FOR {mode}",
+            [sorted(set(ids))],
+        )
+        return {row[0]: (row[1], row[2]) for row in cur.fetchall()}
+
+
+def _require_linkable(req: LinkRequest) -> None:
+    states = lock_entries([req.from_entry.pk, req.to_entry.pk])
+    for entry in (req.from_entry, req.to_entry):
+        status, merged_into = states.get(entry.pk, ("deleted", None))
+        if status == "merged":
+            raise Conflict(
+                f"Entry {entry.short_id} was merged into another entry meanwhile; link the survivor instead.",
+                code="entry_merged",
+            )
+        if status == "deleted":
+            raise Conflict(f"Entry {entry.short_id} was deleted meanwhile.", code="entry_deleted")
+
+
 def write_edge(bank: Bank, req: LinkRequest, *, replaces: Edge | None = None) -> Edge:
-    """Insert one edge row inside the caller's operation; 409 if the triple is already believed."""
+    """Insert one edge row inside the caller's operation; 409 if the triple is already believed
+    or an end was merged away or deleted meanwhile."""
+    _require_linkable(req)
     clash = _overlapping(req).first()
     if clash is not None:
         if clash.is_current():
@@ -380,11 +410,23 @@ def unlink(bank: Bank, edge_id: Any, reason: Any, *, actor: str | None = None) -
     """Retract an edge: close its transaction interval (one ``unlink`` operation)."""
     reason = _require_reason(reason)
     with audit.operation(bank, OperationKind.UNLINK, reason=reason, actor=actor) as op:
-        edge = Edge.objects.select_for_update().get(pk=get_edge(bank, edge_id).pk)
+        edge = Edge.objects.select_for_update(of=("self",)).get(pk=get_edge(bank, edge_id).pk)
         _require_open(edge)
         close_edge(edge, reason)
         audit.record(op, edges=[edge.pk])
     return edge
+
+
+def _lock_edge_and_ends(bank: Bank, edge_id: Any) -> Edge:
+    """Lock the edge's ends (shared), then the edge: the order merges use (entries, then
+    edges), so a retype or invalidate racing a merge waits instead of deadlocking."""
+    found = get_edge(bank, edge_id)
+    lock_entries([found.from_entry_id, found.to_entry_id])
+    return (
+        Edge.objects.select_for_update(of=("self",))
+        .select_related("type", "from_entry", "to_entry")
+        .get(pk=found.pk)
+    )
 
 
 def _successor(edge: Edge, **changes) -> LinkRequest:
@@ -416,11 +458,7 @@ def retype(
     reason = _require_reason(reason)
     new_type = edge_type(bank, relation)
     with audit.operation(bank, OperationKind.RETYPE, reason=reason, actor=actor) as op:
-        edge = (
-            Edge.objects.select_for_update()
-            .select_related("type", "from_entry", "to_entry")
-            .get(pk=get_edge(bank, edge_id).pk)
-        )
+        edge = _lock_edge_and_ends(bank, edge_id)
         _require_open(edge)
         if new_type.pk == edge.type_id:
             raise InvalidInput(
@@ -454,11 +492,7 @@ def invalidate(
             "valid_to is required.", code="invalid_time", fields={"valid_to": "Required."}
         )
     with audit.operation(bank, OperationKind.INVALIDATE, reason=reason, actor=actor) as op:
-        edge = (
-            Edge.objects.select_for_update()
-            .select_related("type", "from_entry", "to_entry")
-            .get(pk=get_edge(bank, edge_id).pk)
-        )
+        edge = _lock_edge_and_ends(bank, edge_id)
         _require_open(edge)
         if edge.valid_from is not None and end <= edge.valid_from:
             raise InvalidInput(
@@ -494,7 +528,7 @@ def correct_edges(
     ) as op:
         closed = []
         for edge_id in close:
-            edge = Edge.objects.select_for_update().get(pk=get_edge(bank, edge_id).pk)
+            edge = Edge.objects.select_for_update(of=("self",)).get(pk=get_edge(bank, edge_id).pk)
             _require_open(edge)
             closed.append(close_edge(edge, f"corrected: {reason}"))
         appended = []

@@ -120,7 +120,7 @@ def entry_as_of(bank: Bank, ref: str, as_of: Any, valid_at: Any = None) -> dict:
         "history_date": iso(row.history_date),
         "change": HISTORY_TYPES.get(row.history_type, row.history_type),
         "operation": row.operation_id,
-        "actor": row.actor,
+        "actor": row.history_actor,
     }
     return data
 
@@ -282,7 +282,9 @@ def changed_between(bank: Bank, entry: Entry, since: Any, until: Any = None) -> 
         _historical_entries()
         .filter(bank_id=bank.pk, id=entry.pk, history_date__gte=start, history_date__lt=end)
         .order_by("history_date", "history_id")
-        .values_list("history_date", "history_type", "operation_id", "actor", "title", "status")
+        .values_list(
+            "history_date", "history_type", "operation_id", "history_actor", "title", "status"
+        )
     )
     report.entry_changes = [
         {

@@ -32,7 +32,9 @@ def retire_entry(
     with audit.operation(
         bank, OperationKind.RETIRE, reason=reason, actor=actor, entry=entry.short_id
     ) as op:
-        entry = Entry.objects.select_for_update().select_related("kind").get(pk=entry.pk)
+        entry = (
+            Entry.objects.select_for_update(of=("self",)).select_related("kind").get(pk=entry.pk)
+        )
         if entry.status != EntryStatus.LIVE:
             raise Conflict(
                 f"Entry {entry.short_id} is {entry.status}, not live; only a live entry retires.",
@@ -72,7 +74,9 @@ def restore_entry(bank: Bank, ref, *, reason: str = "", actor: str | None = None
     with audit.operation(
         bank, OperationKind.RESTORE, reason=reason or "restored", actor=actor, entry=entry.short_id
     ):
-        entry = Entry.objects.select_for_update().select_related("kind").get(pk=entry.pk)
+        entry = (
+            Entry.objects.select_for_update(of=("self",)).select_related("kind").get(pk=entry.pk)
+        )
         if entry.status != EntryStatus.RETIRED:
             raise Conflict(f"Entry {entry.short_id} is not retired.", code="not_retired")
         entry.status = EntryStatus.LIVE

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import DatabaseError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -85,6 +86,23 @@ def exception_handler(exc, context):
         return Response(
             envelope("invalid_input", "Some fields are invalid.", _flatten(exc.detail)), status=400
         )
+    if isinstance(exc, DatabaseError) and getattr(
+        getattr(exc, "__cause__", None), "sqlstate", None
+    ) in (
+        "40P01",
+        "40001",
+    ):
+        # A deadlock or serialization failure between concurrent writers: nothing was written,
+        # and the same request can simply be sent again.
+        response = Response(
+            envelope(
+                "write_conflict",
+                "Another change touched the same entries at the same moment; nothing was written — retry.",
+            ),
+            status=409,
+        )
+        response["Retry-After"] = "1"
+        return response
     if isinstance(exc, exceptions.APIException):
         return Response(
             envelope(getattr(exc, "default_code", "error"), str(exc.detail)), status=exc.status_code

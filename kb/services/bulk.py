@@ -402,7 +402,10 @@ class EntryLines:
                 to_create,
                 Entry,
                 batch_size=1000,
-                custom_historical_attrs={"operation_id": state.operation_id, "actor": ctx.actor},
+                custom_historical_attrs={
+                    "operation_id": state.operation_id,
+                    "history_actor": ctx.actor,
+                },
                 default_change_reason=ctx.reason or "import",
             )
             state.counts["created"] += len(to_create)

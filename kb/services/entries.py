@@ -282,7 +282,7 @@ def update_entry(
             fields={"connections": "Not editable."},
         )
     with audit.operation(bank, OperationKind.UPDATE, actor=actor, entry=entry.short_id):
-        entry = Entry.objects.select_for_update().get(pk=entry.pk)
+        entry = Entry.objects.select_for_update(of=("self",)).get(pk=entry.pk)
         if "key" in changes:
             _check_key_free(bank, changes["key"], exclude_pk=entry.pk)
         for name, value in changes.items():
@@ -298,7 +298,7 @@ def verify_entry(bank: Bank, entry: Entry, *, actor: str | None = None, note: st
     with audit.operation(
         bank, OperationKind.VERIFY, reason=note, actor=actor, entry=entry.short_id
     ) as op:
-        entry = Entry.objects.select_for_update().get(pk=entry.pk)
+        entry = Entry.objects.select_for_update(of=("self",)).get(pk=entry.pk)
         entry.verified_at = timezone.now()
         entry.verified_by = op.actor
         entry.save(update_fields=["verified_at", "verified_by"])

@@ -8,10 +8,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from graph.admin import preview_merge, revert_conflicts
+from graph.admin import preview_merge
 from graph.models import Alias, Edge, EdgeType, MergeProposal
 from graph.services.aliases import add_alias
-from graph.services.curation import merge_entries
+from graph.services.curation import merge_entries, revert_plan
 from graph.services.edges import link, unlink
 from kb.models import Entry, Operation, OperationKind
 
@@ -564,7 +564,7 @@ def test_revert_page_shows_conflicts_and_forces(admin_client, bank, make_entry, 
 
     page = admin_client.get(url)
     assert [c["id"] for c in page.context["conflicts"]] == [edge.pk]
-    assert revert_conflicts(link_op) == page.context["conflicts"]
+    assert revert_plan(link_op)[1] == page.context["conflicts"]
     assert 'name="force"' in page.content.decode()
 
     refused = admin_client.post(url, {"reason": "undo"})

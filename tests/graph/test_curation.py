@@ -207,3 +207,17 @@ def test_curation_needs_curate_scope(bank, token_client, make_entry):
     )
     assert r.status_code == 403
     assert writer.delete(f"/api/v1/banks/acme/entries/{a.short_id}?reason=x").status_code == 403
+
+
+def test_merge_keeps_a_connection_that_keep_only_had_in_the_past(bank, make_entry, linked):
+    from graph.admin import preview_merge
+
+    keep, away, x = make_entry("Keep"), make_entry("Away"), make_entry("X")
+    linked(keep, x, "cites", valid_to="2021-01-01")  # keep cited x until 2021
+    linked(away, x, "cites")  # away cites x now
+    preview = preview_merge(keep, away).counts()
+    result = merge_entries(bank, keep.short_id, away.short_id, "dupe")
+    assert (result.edges_repointed, result.edges_collapsed) == (1, 0)
+    assert preview["edges_repointed"] == 1 and preview["edges_collapsed"] == 0
+    current = [e for e in current_edges_of(keep) if e.to_entry_id == x.pk]
+    assert len(current) == 1 and current[0].valid_from.year == 2021  # trimmed, not overlapping

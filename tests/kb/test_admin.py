@@ -176,7 +176,7 @@ def test_entry_edit_is_audited_and_moves_updated_at_only(admin_client, entry):
     assert operation.reason == "admin edit"
     assert operation.bank == entry.bank
     assert operation.actor.startswith("staff:")
-    assert row.actor == operation.actor
+    assert row.history_actor == operation.actor
     assert operation.details["entry"] == entry.short_id
     assert "title" in operation.details["fields"]
 

@@ -89,7 +89,7 @@ def test_entry_history_records_operation_and_actor(bank, make_entry):
     row = entry.history.latest()
     assert row.operation_id is not None
     assert row.operation.kind == "create"
-    assert row.actor == "agent:tester"
+    assert row.history_actor == "agent:tester"
     assert row.operation.actor == "agent:tester"
 
 
