@@ -19,7 +19,7 @@ from graph.services.stats import graph_stats
 from graph.services.timeutil import parse_instant
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
-from kb.api.errors import ApiError
+from kb.api.params import int_param, query_text, reject_unknown, validated
 from kb.api.views import ERRORS, BankAPIView
 from kb.errors import KbError
 from kb.models import Bank, Scope
@@ -171,29 +171,6 @@ class SplitResultSerializer(serializers.Serializer):
     moved = serializers.DictField(child=serializers.IntegerField())
 
 
-def _validated(serializer_class, body: dict) -> dict:
-    serializer = serializer_class(data=body)
-    serializer.is_valid(raise_exception=True)
-    unknown = sorted(set(body) - set(serializer.fields))
-    if unknown:
-        raise ApiError(
-            400,
-            "invalid_input",
-            f"Unknown fields: {', '.join(unknown)}.",
-            dict.fromkeys(unknown, "Unknown field."),
-        )
-    return serializer.validated_data
-
-
-def _query_text(data: dict) -> str:
-    query = data["query"].strip()
-    if not query:
-        raise ApiError(
-            400, "invalid_input", "query must not be blank.", {"query": "Must not be blank."}
-        )
-    return query
-
-
 # --- views ------------------------------------------------------------------------------------
 
 
@@ -205,34 +182,16 @@ class PPRSearchView(BankAPIView):
     )
     def post(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.READ)
-        data = _validated(PPRRequestSerializer, self.json_body(request))
+        data = validated(PPRRequestSerializer, self.json_body(request))
         result = ppr(
             bank_obj,
-            _query_text(data),
+            query_text(data),
             seeds=data["seeds"],
             hops=data["hops"],
             max_nodes=data["max_nodes"],
             limit=data["limit"],
         )
         return Response(result.as_json())
-
-
-def _int_param(request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise ApiError(
-            400,
-            "invalid_input",
-            f"{name} must be an integer from {low} to {high}.",
-            {name: f"Between {low} and {high}."},
-        )
-    return value
 
 
 class CommunityListView(BankAPIView):
@@ -246,7 +205,7 @@ class CommunityListView(BankAPIView):
     )
     def get(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.READ)
-        limit = _int_param(request, "limit", 20, 1, 200)
+        limit = int_param(request, "limit", 20, 1, 200)
         q = (request.query_params.get("q") or "").strip()
         if q:
             found = community_service.search_communities(bank_obj, q, limit=limit)
@@ -287,10 +246,10 @@ class FactSearchView(BankAPIView):
     )
     def post(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.READ)
-        data = _validated(FactsRequestSerializer, self.json_body(request))
+        data = validated(FactsRequestSerializer, self.json_body(request))
         valid_at = parse_instant(data.get("valid_at"), "valid_at")
         hits, took = search_facts(
-            bank_obj, _query_text(data), limit=data["limit"], valid_at=valid_at
+            bank_obj, query_text(data), limit=data["limit"], valid_at=valid_at
         )
         return Response({"results": [h.as_json() for h in hits], "took_ms": round(took, 1)})
 
@@ -304,14 +263,7 @@ class EntrySplitView(BankAPIView):
     def post(self, request, bank: str, entry_id: str):
         bank_obj = bank_for(request, bank, Scope.CURATE)
         body = self.json_body(request)
-        unknown = sorted(set(body) - {"parts", "edges", "reason"})
-        if unknown:
-            raise ApiError(
-                400,
-                "invalid_input",
-                f"Unknown fields: {', '.join(unknown)}.",
-                dict.fromkeys(unknown, "Unknown field."),
-            )
+        reject_unknown(body, {"parts", "edges", "reason"})
         result = split_entry(
             bank_obj,
             entry_id,

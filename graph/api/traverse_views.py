@@ -27,6 +27,7 @@ from graph.services.edges import correct_edges
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
+from kb.api.params import reject_unknown
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Bank, Scope
 from kb.services.entries import find_entry
@@ -316,14 +317,7 @@ class CorrectionsView(BankAPIView):
     def post(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.WRITE)
         body = self.json_body(request)
-        unknown = sorted(set(body) - {"close", "append", "reason"})
-        if unknown:
-            raise ApiError(
-                400,
-                "invalid_input",
-                f"Unknown fields: {', '.join(unknown)}.",
-                dict.fromkeys(unknown, "Unknown field."),
-            )
+        reject_unknown(body, {"close", "append", "reason"})
         close, append = body.get("close") or [], body.get("append") or []
         if not isinstance(close, list) or not all(
             isinstance(i, int) and not isinstance(i, bool) for i in close

@@ -13,6 +13,7 @@ from graph.services.query import QueryParams, run_query
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
+from kb.api.params import query_text, validated
 from kb.api.render import entry_detail
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Scope
@@ -28,21 +29,8 @@ class QueryView(BankAPIView):
     def post(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.READ)
         body = self.json_body(request)
-        serializer = schemas.QueryRequestSerializer(data=body)
-        serializer.is_valid(raise_exception=True)
-        unknown = sorted(set(body) - set(serializer.fields))
-        if unknown:
-            raise ApiError(
-                400,
-                "invalid_input",
-                f"Unknown fields: {', '.join(unknown)}.",
-                {name: "Unknown field." for name in unknown},
-            )
-        data = serializer.validated_data
-        if not data["query"].strip():
-            raise ApiError(
-                400, "invalid_input", "query must not be blank.", {"query": "Must not be blank."}
-            )
+        data = validated(schemas.QueryRequestSerializer, body)
+        query_text(data)
         return Response(run_query(bank_obj, QueryParams(**data), actor=actor_for(request)))
 
 

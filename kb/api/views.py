@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from kb.api import render, schemas
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
+from kb.api.params import int_param, reject_unknown
 from kb.api.render import entry_core, entry_detail
 from kb.models import Bank, Job, Scope
 from kb.services import bulk
@@ -223,26 +224,6 @@ class JobView(AuditedViewMixin, APIView):
         return Response(job_json(job))
 
 
-def _int_param(request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(
-            400, "invalid_input", f"{name} must be a whole number.", {name: "Not a number."}
-        ) from None
-    if not low <= value <= high:
-        raise ApiError(
-            400,
-            "invalid_input",
-            f"{name} must be between {low} and {high}.",
-            {name: "Out of range."},
-        )
-    return value
-
-
 class RecallAnchorsView(BankAPIView):
     @extend_schema(
         request=schemas.AnchorsSerializer,
@@ -252,14 +233,7 @@ class RecallAnchorsView(BankAPIView):
     def post(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.READ)
         body = self.json_body(request)
-        unknown = sorted(set(body) - {"files", "symbols", "limit"})
-        if unknown:
-            raise ApiError(
-                400,
-                "invalid_input",
-                f"Unknown fields: {', '.join(unknown)}.",
-                dict.fromkeys(unknown, "Unknown field."),
-            )
+        reject_unknown(body, {"files", "symbols", "limit"})
         limit = body.get("limit", 20)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
             raise ApiError(
@@ -293,8 +267,8 @@ class StaleEntriesView(BankAPIView):
     )
     def get(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.READ)
-        days = _int_param(request, "days", 90, 0, 36500)
-        limit = _int_param(request, "limit", 100, 1, 1000)
+        days = int_param(request, "days", 90, 0, 36500)
+        limit = int_param(request, "limit", 100, 1, 1000)
         entries = stale_entries(bank_obj, days, limit=limit)
         return Response(
             {
