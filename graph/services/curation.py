@@ -342,18 +342,31 @@ def revert_operation(
             code="already_reverted",
         )
 
-    plans, conflicts = revert_plan(op)
-    if conflicts and not force:
-        raise Conflict(
-            f"{len(conflicts)} row(s) changed by operation {op.pk} were changed again later; "
-            "revert those operations first or force.",
-            code="revert_conflict",
-            extra={"rows": conflicts},
-        )
-
     with audit.operation(
         bank, OperationKind.REVERT, reason=reason, actor=actor, reverts=op.pk
     ) as new_op:
+        # Plan inside the transaction, with the reverted operation and every entry it touched
+        # locked, so nothing can change those rows between the conflict check and the restore.
+        op = Operation.objects.select_for_update().get(pk=op.pk)
+        if op.reverted_by_id is not None:
+            raise Conflict(f"Operation {op.pk} was already reverted.", code="already_reverted")
+        plans, conflicts = revert_plan(op)
+        touched = {obj_id for model, obj_id, _, _ in plans if model is Entry}
+        touched |= {
+            end
+            for model, _, prior, last in plans
+            if model is Edge
+            for end in (last.from_entry_id, last.to_entry_id)
+        }
+        lock_entries(touched, exclusive=True)
+        plans, conflicts = revert_plan(op)
+        if conflicts and not force:
+            raise Conflict(
+                f"{len(conflicts)} row(s) changed by operation {op.pk} were changed again "
+                "later; revert those operations first or force.",
+                code="revert_conflict",
+                extra={"rows": conflicts},
+            )
         # 1. Remove rows the operation created (children first; history records each delete).
         for model in reversed(_audited_models()):
             created = [obj_id for m, obj_id, prior, _ in plans if m is model and prior is None]
