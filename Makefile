@@ -47,6 +47,7 @@ worker: setup
 
 bench: setup
 	$(PY) bench/search.py
+	$(PY) bench/fold.py
 
 stop-db: setup
 	$(PY) -c "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings'); from config.pgembedded.server import stop_server; print('stopped' if stop_server() else 'not running')"
