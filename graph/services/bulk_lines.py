@@ -15,7 +15,14 @@ from graph.services.timeutil import parse_instant
 from graph.services.vocab import edge_types_for_bank
 from kb.errors import Conflict, InvalidInput
 from kb.models import Bank
-from kb.services.bulk import ApplyState, ImportContext, PlannedLine, Progress, register_line_type
+from kb.services.bulk import (
+    ApplyState,
+    ImportContext,
+    PlannedLine,
+    Progress,
+    register_line_type,
+    upsert_vocabulary,
+)
 
 NAME = re.compile(r"^[a-z0-9_-]{1,64}$")
 
@@ -77,21 +84,7 @@ class RelationLines:
         return data
 
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
-        for item in items:
-            if item.data.get("core"):
-                continue
-            data = dict(item.data)
-            name = data.pop("name")
-            etype, created = EdgeType.objects.get_or_create(
-                bank=state.bank, name=name, defaults=data
-            )
-            if created:
-                state.counts["relations_created"] = state.counts.get("relations_created", 0) + 1
-            elif any(getattr(etype, k) != v for k, v in data.items()):
-                for k, v in data.items():
-                    setattr(etype, k, v)
-                etype.save()
-                state.counts["relations_updated"] = state.counts.get("relations_updated", 0) + 1
+        upsert_vocabulary(state, EdgeType, items, "relations")
 
     def export(self, bank: Bank) -> Iterable[dict]:
         for t in EdgeType.objects.filter(bank=bank).order_by("name"):

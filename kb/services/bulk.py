@@ -238,6 +238,25 @@ def validate_import(
 # --- kinds ----------------------------------------------------------------------------------
 
 
+def upsert_vocabulary(state: ApplyState, model, items: list[PlannedLine], label: str) -> None:
+    """Create or update the bank's own vocabulary rows (kinds, relations) named by ``items``;
+    lines naming a core row carry ``core`` and change nothing. Counts ``<label>_created`` and
+    ``<label>_updated``."""
+    for item in items:
+        if item.data.get("core"):
+            continue
+        data = dict(item.data)
+        name = data.pop("name")
+        row, created = model.objects.get_or_create(bank=state.bank, name=name, defaults=data)
+        if created:
+            state.counts[f"{label}_created"] = state.counts.get(f"{label}_created", 0) + 1
+        elif any(getattr(row, k) != v for k, v in data.items()):
+            for k, v in data.items():
+                setattr(row, k, v)
+            row.save()
+            state.counts[f"{label}_updated"] = state.counts.get(f"{label}_updated", 0) + 1
+
+
 class KindLines:
     order = 0
 
@@ -266,21 +285,7 @@ class KindLines:
         return data
 
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
-        for item in items:
-            if item.data.get("core"):
-                continue
-            data = dict(item.data)
-            name = data.pop("name")
-            kind, created = EntryKind.objects.get_or_create(
-                bank=state.bank, name=name, defaults=data
-            )
-            if created:
-                state.counts["kinds_created"] += 1
-            elif any(getattr(kind, k) != v for k, v in data.items()):
-                for k, v in data.items():
-                    setattr(kind, k, v)
-                kind.save()
-                state.counts["kinds_updated"] += 1
+        upsert_vocabulary(state, EntryKind, items, "kinds")
 
     def export(self, bank: Bank) -> Iterable[dict]:
         for kind in EntryKind.objects.filter(bank=bank).order_by("name"):

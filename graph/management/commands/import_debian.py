@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from graph.services.debian import import_debian
 from kb.management.commands._base import KbCommand
@@ -48,18 +47,9 @@ class Command(KbCommand):
                 raise CommandError(f"No such file: {path}")
             text = path.read_text(encoding="utf-8")
         bank, _ = ensure_bank(options["bank"])
-        bars: dict[str, tqdm] = {}
-
-        def progress(phase: str, done: int, total: int) -> None:
-            bar = bars.get(phase)
-            if bar is None:
-                bar = bars[phase] = tqdm(
-                    total=total, desc=phase, unit="line", file=self.stderr._out, leave=False
-                )
-            bar.update(done - bar.n)
 
         started = time.perf_counter()
-        try:
+        with self.phase_progress() as progress:
             result = import_debian(
                 bank,
                 text=text,
@@ -68,9 +58,6 @@ class Command(KbCommand):
                 closure=options["closure"],
                 progress=progress,
             )
-        finally:
-            for bar in bars.values():
-                bar.close()
         if not result["packages"]:
             raise CommandError("No package of the index matched.")
         converted = result["converted"]

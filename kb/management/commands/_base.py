@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
+
 from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
 
 from kb import audit
 from kb.errors import KbError
@@ -24,3 +28,22 @@ class KbCommand(BaseCommand):
 
     def handle_kb(self, *args, **options):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    @contextlib.contextmanager
+    def phase_progress(self, unit: str = "line") -> Iterator[Callable[[str, int, int], None]]:
+        """A ``progress(phase, done, total)`` callback drawing one tqdm bar per phase."""
+        bars: dict[str, tqdm] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            bar = bars.get(phase)
+            if bar is None:
+                bar = bars[phase] = tqdm(
+                    total=total, desc=phase, unit=unit, file=self.stderr._out, leave=False
+                )
+            bar.update(done - bar.n)
+
+        try:
+            yield progress
+        finally:
+            for bar in bars.values():
+                bar.close()

@@ -1,7 +1,6 @@
 from pathlib import Path
 
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from kb.management.commands._base import KbCommand
 from kb.services.banks import ensure_bank
@@ -23,21 +22,9 @@ class Command(KbCommand):
             raise CommandError(f"No such file: {path}")
         text = path.read_text(encoding="utf-8")
         bank, _ = ensure_bank(options["slug"])
-        bars: dict[str, tqdm] = {}
 
-        def progress(phase: str, done: int, total: int) -> None:
-            bar = bars.get(phase)
-            if bar is None:
-                bar = bars[phase] = tqdm(
-                    total=total, desc=phase, unit="line", file=self.stderr._out, leave=False
-                )
-            bar.update(done - bar.n)
-
-        try:
+        with self.phase_progress() as progress:
             result = import_bank(bank, text, reason=options["reason"], progress=progress)
-        finally:
-            for bar in bars.values():
-                bar.close()
         summary = ", ".join(f"{k} {v}" for k, v in result.items() if k not in ("operation",) and v)
         op = result.get("operation")
         self.stdout.write(
