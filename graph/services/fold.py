@@ -9,6 +9,7 @@ fold adds to a flat query are :func:`edges_among` and :func:`neighbors_of`.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -263,9 +264,7 @@ def neighbors_of(
         note,
         pin,
     ) in rows:
-        if isinstance(steps, str):
-            import json
-
+        if isinstance(steps, str):  # jsonb arrives decoded from psycopg; text only from old rows
             steps = json.loads(steps)
         out.append(
             Neighbor(
