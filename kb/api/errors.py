@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.db import DatabaseError
+from django.db import DatabaseError, DataError, IntegrityError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -103,6 +103,21 @@ def exception_handler(exc, context):
         )
         response["Retry-After"] = "1"
         return response
+    if isinstance(exc, DataError):
+        # e.g. a NUL character in a string, or a number out of the column's range.
+        return Response(
+            envelope("invalid_value", f"A value cannot be stored: {str(exc).splitlines()[0]}"),
+            status=400,
+        )
+    if isinstance(exc, IntegrityError):
+        logger.warning("Integrity error reached the API: %s", exc)
+        return Response(
+            envelope(
+                "conflict",
+                "The change conflicts with data already in the bank; nothing was written.",
+            ),
+            status=409,
+        )
     if isinstance(exc, exceptions.APIException):
         return Response(
             envelope(getattr(exc, "default_code", "error"), str(exc.detail)), status=exc.status_code

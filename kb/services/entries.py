@@ -285,6 +285,13 @@ def update_entry(
         entry = Entry.objects.select_for_update(of=("self",)).get(pk=entry.pk)
         if "key" in changes:
             _check_key_free(bank, changes["key"], exclude_pk=entry.pk)
+        resolver = changes.get("resolved_by")
+        if resolver is not None and resolver.pk == entry.pk:
+            raise InvalidInput(
+                "An entry cannot be resolved by itself.",
+                code="invalid_entry",
+                fields={"lifetime": "resolved_by names this entry."},
+            )
         for name, value in changes.items():
             setattr(entry, name, value)
         entry.updated_at = timezone.now()

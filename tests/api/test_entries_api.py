@@ -244,3 +244,19 @@ def test_query_bad_input_is_400(client_rw, body):
     response = client_rw.post(url("acme", "query"), body, format="json")
     assert response.status_code == 400, response.content
     assert response.json()["error"]["code"] in {"invalid_input", "invalid_body"}
+
+
+def test_patch_resolved_by_itself_is_400_not_500(client_rw, make_entry):
+    entry = make_entry("Self-resolving")
+    response = client_rw.patch(
+        f"/api/v1/banks/acme/entries/{entry.short_id}",
+        {"lifetime": {"resolved_by": entry.short_id}},
+        format="json",
+    )
+    assert response.status_code == 400 and "lifetime" in response.json()["error"]["fields"]
+
+
+def test_nul_character_is_400_not_500(client_rw):
+    body = {"title": "Has a \u0000 in it", "lifetime": {"durable": True}}
+    response = client_rw.post("/api/v1/banks/acme/entries", body, format="json")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_value"
