@@ -275,9 +275,8 @@ class EdgeLines:
                 d["source"],
             )
             believed = list(
-                Edge.objects.filter(
-                    bank=state.bank,
-                    from_entry=req.from_entry,
+                Edge.objects.filter(  # by its ends (they imply the bank): the planner
+                    from_entry=req.from_entry,  # then uses the edge index, not a bank scan
                     to_entry=req.to_entry,
                     type=req.type,
                     invalidated_at__isnull=True,
