@@ -33,10 +33,19 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 from simple_history.admin import SimpleHistoryAdmin
 
-from graph.models import Alias, Edge, EdgeSource, EdgeType, MergeProposal, ProposalStatus
+from graph.models import (
+    Alias,
+    Community,
+    Edge,
+    EdgeSource,
+    EdgeType,
+    MergeProposal,
+    ProposalStatus,
+)
 from graph.services import aliases as alias_service
 from graph.services import curation
 from graph.services import edges as edge_service
+from graph.services.split import split_entry
 from kb import audit
 from kb.admin import EntryAdmin, KindBankFilter, OperationAdmin
 from kb.errors import KbError
@@ -827,7 +836,7 @@ class GraphEntryAdmin(EntryAdmin):
     """kb's Entry admin plus current edges and aliases inline, and the merge action."""
 
     inlines = (OutgoingEdgeInline, IncomingEdgeInline, AliasInline)
-    actions = (*EntryAdmin.actions, "merge_selected")
+    actions = (*EntryAdmin.actions, "merge_selected", "split_selected")
 
     def get_inline_instances(self, request, obj=None):
         return super().get_inline_instances(request, obj) if obj is not None else []
@@ -916,6 +925,81 @@ class GraphEntryAdmin(EntryAdmin):
             "reason": request.POST.get("reason", ""),
         }
         return TemplateResponse(request, "admin/graph/entry/merge_confirmation.html", context)
+
+    @admin.action(description="Split selected into parts …", permissions=["change"])
+    def split_selected(self, request, queryset):
+        """One entry → new parts joined by ``split_from``; each current edge stays or moves
+        to a part. One ``split`` operation (revertible from the Operation page)."""
+        entries = list(queryset.select_related("bank", "kind"))
+        if len(entries) != 1 or entries[0].status in GONE:
+            self.message_user(request, "Select exactly one live entry to split.", messages.WARNING)
+            return None
+        entry = entries[0]
+        edges = list(
+            Edge.objects.filter(bank=entry.bank)
+            .filter(Q(from_entry=entry) | Q(to_entry=entry))
+            .filter(edge_service.current_q())
+            .select_related("type", "from_entry", "to_entry")
+            .order_by("id")
+        )
+        parts_text = request.POST.get("parts", "")
+        error = ""
+        if request.POST.get("confirm") == "yes":
+            parts = [
+                {
+                    "title": title.strip(),
+                    "summary": summary.strip(),
+                    "kind": entry.kind.name,
+                    "lifetime": {"durable": True},
+                }
+                for title, _, summary in (line.partition("|") for line in parts_text.splitlines())
+                if title.strip()
+            ]
+            moves = {}
+            for edge in edges:
+                choice = (request.POST.get(f"edge_{edge.pk}") or "keep").strip()
+                if choice != "keep":
+                    moves[str(edge.pk)] = int(choice) - 1 if choice.isdigit() else choice
+            try:
+                result = split_entry(
+                    entry.bank,
+                    entry.short_id,
+                    parts,
+                    edges=moves,
+                    reason=request.POST.get("reason", ""),
+                    actor=audit.current().actor,
+                )
+            except KbError as exc:
+                error = exc.message + (
+                    " " + "; ".join(f"{k}: {v}" for k, v in exc.fields.items())
+                    if exc.fields
+                    else ""
+                )
+            else:
+                self.message_user(
+                    request,
+                    format_html(
+                        'Split {} into {} (<a href="{}">operation #{}</a>).',
+                        entry.short_id,
+                        ", ".join(part.short_id for part in result.parts),
+                        reverse("admin:kb_operation_change", args=[result.operation.pk]),
+                        result.operation.pk,
+                    ),
+                    messages.SUCCESS,
+                )
+                return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Split {entry.short_id}",
+            "opts": self.model._meta,
+            "entry": entry,
+            "edges": edges,
+            "parts": parts_text,
+            "reason": request.POST.get("reason", ""),
+            "error": error,
+            "action_checkbox_name": ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/graph/entry/split_confirmation.html", context)
 
 
 admin.site.unregister(Entry)
@@ -1185,3 +1269,22 @@ class GraphOperationAdmin(OperationAdmin):
 
 admin.site.unregister(Operation)
 admin.site.register(Operation, GraphOperationAdmin)
+
+
+@admin.register(Community)
+class CommunityAdmin(admin.ModelAdmin):
+    """Communities are computed (``build_communities``): read-only here."""
+
+    list_display = ("label", "bank", "size", "computed_at")
+    list_filter = ("bank",)
+    search_fields = ("label", "summary", "terms")
+    exclude = ("embedding",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -638,3 +638,66 @@ def test_alias_add_goes_through_add_alias(admin_client, bank, make_entry):
     assert ok.status_code == 302
     alias = Alias.objects.get(bank=bank, normalized="billing")
     assert alias.entry == b and alias.history.get().operation_id is not None
+
+
+def test_split_through_the_admin_moves_the_chosen_edge(admin_client):
+    from graph.models import Edge
+    from graph.services import edges as edge_service
+    from kb.models import Bank, Entry
+    from kb.services.entries import clean_entry_data, create_entry
+
+    bank = Bank.objects.create(slug="splitbank", name="Split")
+
+    def make(title):
+        return create_entry(
+            bank, clean_entry_data(bank, {"title": title, "lifetime": {"durable": True}})
+        )
+
+    original, x, y = make("Settlement retries and idempotency"), make("X"), make("Y")
+    stay = edge_service.link(
+        bank, {"from": original.short_id, "to": x.short_id, "relation": "see_also"}
+    )
+    moving = edge_service.link(
+        bank, {"from": y.short_id, "to": original.short_id, "relation": "cites"}
+    )
+    url = reverse("admin:kb_entry_changelist")
+    page = admin_client.post(url, {"action": "split_selected", "_selected_action": [original.pk]})
+    assert (
+        page.status_code == 200
+        and b"Split " in page.content
+        and f"edge_{moving.pk}".encode() in page.content
+    )
+    response = admin_client.post(
+        url,
+        {
+            "action": "split_selected",
+            "_selected_action": [original.pk],
+            "confirm": "yes",
+            "parts": "SFTP retry schedule | When uploads retry.\nMsgId idempotency | How duplicates are caught.",
+            f"edge_{stay.pk}": "keep",
+            f"edge_{moving.pk}": "2",
+            "reason": "two topics",
+        },
+    )
+    assert response.status_code == 302
+    parts = {
+        e.title: e
+        for e in Entry.objects.filter(
+            bank=bank, title__in=["SFTP retry schedule", "MsgId idempotency"]
+        )
+    }
+    assert len(parts) == 2
+    assert (
+        Edge.objects.filter(
+            type__name="split_from", to_entry=original, invalidated_at__isnull=True
+        ).count()
+        == 2
+    )
+    moved = Edge.objects.get(from_entry=y, type__name="cites", invalidated_at__isnull=True)
+    assert moved.to_entry == parts["MsgId idempotency"]
+    assert Edge.objects.get(pk=stay.pk).invalidated_at is None
+
+
+def test_community_admin_is_read_only(admin_client):
+    assert admin_client.get(reverse("admin:graph_community_changelist")).status_code == 200
+    assert admin_client.get(reverse("admin:graph_community_add")).status_code == 403
