@@ -210,6 +210,19 @@ class TraverseView(BankAPIView):
         return Response(plan.run(bank_obj).as_json())
 
 
+QUESTION_PARAMS = {"valid_at", "as_of", "max_expansions", "max_paths", "max_evidence_tokens"}
+
+
+def _question(request, bank: str, entry_id: str, extra: set[str] = frozenset()) -> tuple:
+    """What every entity question parses: the bank, the entity, its query parameters, the
+    limits and both clocks."""
+    bank_obj = bank_for(request, bank, Scope.READ)
+    data = query_params(request, QUESTION_PARAMS | set(extra))
+    valid_at, as_of = traverse.clean_clocks(data)
+    entity = find_entry(bank_obj, entry_id)
+    return bank_obj, entity, data, {"limits": _limits(data), "valid_at": valid_at, "as_of": as_of}
+
+
 class DependentsView(BankAPIView):
     @extend_schema(
         parameters=[_param("depth", "Hops of depends_on to follow inbound (default 2).", int)]
@@ -219,19 +232,11 @@ class DependentsView(BankAPIView):
         summary="Who depends on an entity (depends_on, inbound, up to depth hops)",
     )
     def get(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        data = query_params(
-            request,
-            {"depth", "valid_at", "as_of", "max_expansions", "max_paths", "max_evidence_tokens"},
-        )
+        bank_obj, entity, data, clocks = _question(request, bank, entry_id, {"depth"})
         depth = traverse.clean_limit(
             "max_depth", data.get("depth"), traverse.DEFAULT_DEPTH, from_text=True
         )
-        valid_at, as_of = traverse.clean_clocks(data)
-        entity = find_entry(bank_obj, entry_id)
-        result = traverse.dependents_of(
-            bank_obj, entity, depth, limits=_limits(data), valid_at=valid_at, as_of=as_of
-        )
+        result = traverse.dependents_of(bank_obj, entity, depth, **clocks)
         return Response({**result.as_json(), "dependents": _answer(result, depth_of=True)})
 
 
@@ -242,15 +247,8 @@ class OwnersView(BankAPIView):
         summary="Who owns an entity (owned_by, at valid_at, as believed at as_of)",
     )
     def get(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        data = query_params(
-            request, {"valid_at", "as_of", "max_expansions", "max_paths", "max_evidence_tokens"}
-        )
-        valid_at, as_of = traverse.clean_clocks(data)
-        entity = find_entry(bank_obj, entry_id)
-        result = traverse.owners_of(
-            bank_obj, entity, limits=_limits(data), valid_at=valid_at, as_of=as_of
-        )
+        bank_obj, entity, _, clocks = _question(request, bank, entry_id)
+        result = traverse.owners_of(bank_obj, entity, **clocks)
         return Response({**result.as_json(), "owners": _answer(result)})
 
 
@@ -261,15 +259,8 @@ class ApprovalsView(BankAPIView):
         summary="Who must approve a change to an entity (see the rule in the response)",
     )
     def get(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        data = query_params(
-            request, {"valid_at", "as_of", "max_expansions", "max_paths", "max_evidence_tokens"}
-        )
-        valid_at, as_of = traverse.clean_clocks(data)
-        entity = find_entry(bank_obj, entry_id)
-        answer = traverse.approvals_required_for(
-            bank_obj, entity, limits=_limits(data), valid_at=valid_at, as_of=as_of
-        )
+        bank_obj, entity, _, clocks = _question(request, bank, entry_id)
+        answer = traverse.approvals_required_for(bank_obj, entity, **clocks)
         return Response(answer.as_json())
 
 
