@@ -11,6 +11,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from graph.api.schemas import EdgeEndsMixin
 from graph.services import communities as community_service
 from graph.services.facts import search_facts
 from graph.services.ppr import ppr
@@ -115,19 +116,13 @@ class FactsRequestSerializer(serializers.Serializer):
     )
 
 
-class FactEdgeSerializer(serializers.Serializer):
+class FactEdgeSerializer(EdgeEndsMixin, serializers.Serializer):
     id = serializers.IntegerField()
     relation = serializers.CharField()
     label = serializers.CharField(allow_null=True)
     note = serializers.CharField()
     valid_from = serializers.DateTimeField(allow_null=True)
     valid_to = serializers.DateTimeField(allow_null=True)
-
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = serializers.CharField()
-        fields["to"] = serializers.CharField()
-        return fields
 
 
 class FactEndSerializer(serializers.Serializer):

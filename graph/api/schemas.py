@@ -3,7 +3,20 @@
 from rest_framework import serializers
 
 
-class EdgeCreateSerializer(serializers.Serializer):
+class EdgeEndsMixin:
+    # Adds the "from" and "to" fields ("from" is a Python keyword, so not a class attribute).
+    # A comment, not a docstring: drf-spectacular would publish a docstring in the schema.
+
+    ends_help: str | None = None
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = serializers.CharField(help_text=self.ends_help)
+        fields["to"] = serializers.CharField(help_text=self.ends_help)
+        return fields
+
+
+class EdgeCreateSerializer(EdgeEndsMixin, serializers.Serializer):
     relation = serializers.CharField()
     note = serializers.CharField(
         required=False,
@@ -15,14 +28,10 @@ class EdgeCreateSerializer(serializers.Serializer):
     valid_to = serializers.CharField(required=False, allow_null=True)
     label = serializers.CharField(required=False, help_text="Free text for relation 'other'.")
 
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = serializers.CharField(help_text="Entry id or key.")
-        fields["to"] = serializers.CharField(help_text="Entry id or key.")
-        return fields
+    ends_help = "Entry id or key."
 
 
-class EdgeSerializer(serializers.Serializer):
+class EdgeSerializer(EdgeEndsMixin, serializers.Serializer):
     id = serializers.IntegerField()
     relation = serializers.CharField()
     label = serializers.CharField(allow_null=True)
@@ -35,12 +44,6 @@ class EdgeSerializer(serializers.Serializer):
     recorded_at = serializers.DateTimeField()
     invalidated_at = serializers.DateTimeField(allow_null=True)
     replaces = serializers.IntegerField(allow_null=True)
-
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = serializers.CharField()
-        fields["to"] = serializers.CharField()
-        return fields
 
 
 class ReasonSerializer(serializers.Serializer):

@@ -119,19 +119,13 @@ lx AS (
 """
 
 
-def _build_sql(with_vector: bool, lexical: bool, filters: list[str]) -> str:
-    parts = ["WITH "]
-    if with_vector:
-        arms = " UNION ".join(
-            _VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context")
-        )
-        parts.append(
-            "bank_size AS (SELECT count(*) AS n FROM (SELECT 1 FROM kb_entryembedding"
-            " WHERE bank_id = %(bank)s LIMIT %(exact_below)s) s),"
-        )
-        parts.append(f"vc AS ({arms}),")
-    else:
-        parts.append("vc AS (SELECT NULL::bigint AS entry_id WHERE false),")
+def _build_sql(lexical: bool, filters: list[str]) -> str:
+    arms = " UNION ".join(_VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context"))
+    parts = [
+        "WITH bank_size AS (SELECT count(*) AS n FROM (SELECT 1 FROM kb_entryembedding"
+        " WHERE bank_id = %(bank)s LIMIT %(exact_below)s) s),",
+        f"vc AS ({arms}),",
+    ]
     if lexical:
         parts.append(_LEXICAL_ARM)
     else:
@@ -139,14 +133,13 @@ def _build_sql(with_vector: bool, lexical: bool, filters: list[str]) -> str:
             "lx AS (SELECT NULL::bigint AS entry_id, 0::float4 AS ts, 0::float4 AS trg WHERE false),"
         )
     parts.append("cand AS (SELECT entry_id FROM vc UNION SELECT entry_id FROM lx)")
-    if with_vector:
-        sims = (
-            "CASE WHEN emb.content IS NULL THEN NULL ELSE 1 - (emb.content <=> %(vec)s::vector) END,"
-            "CASE WHEN emb.useful_for IS NULL THEN NULL ELSE 1 - (emb.useful_for <=> %(vec)s::vector) END,"
-            "CASE WHEN emb.context IS NULL THEN NULL ELSE 1 - (emb.context <=> %(vec)s::vector) END,"
+    sims = (
+        ", ".join(
+            f"CASE WHEN emb.{d} IS NULL THEN NULL ELSE 1 - (emb.{d} <=> %(vec)s::vector) END"
+            for d in ("content", "useful_for", "context")
         )
-    else:
-        sims = "NULL::float8, NULL::float8, NULL::float8,"
+        + ","
+    )
     where = " AND ".join(
         ["e.bank_id = %(bank)s", "e.status NOT IN ('merged', 'deleted')", *filters]
     )
@@ -210,7 +203,7 @@ def rank_candidates(
     # Filters run after candidate generation, so widen the candidate arms when they apply.
     params["k"] = max(limit * 4, 80) * (4 if filters else 1)
 
-    sql = _build_sql(True, lexical, filters)
+    sql = _build_sql(lexical, filters)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
