@@ -9,12 +9,15 @@ On the configured database (the embedded PostgreSQL unless DATABASE_URL), in a f
    and a few between ``keep`` and ``away`` (they would become self-loops and are dropped).
    ``keep`` has as many edges again of its own. Rows are bulk-inserted with their history
    rows under one ``import`` operation, as the services would leave them.
-2. Per repetition: ``merge_entries`` (timed), ``revert_operation`` of it (timed), and the
-   same merge again on the reverted state (timed). Each call runs under
+2. Per repetition, old and new side by side on the same pair: the row-by-row services of
+   commit ``--old`` (loaded from git, default the last commit before the set-wise rewrite)
+   merge and revert, then today's set-wise services merge and revert the same state. Each
+   call runs under
    ``CaptureQueriesContext``: the SQL statements it issued are counted and grouped by shape,
    to show whether it costs a constant number of statements or some per edge (N+1).
 
     .venv/bin/python bench/merge.py [--edges 1000] [--repetitions 5] [--neighbours 600]
+        [--old 34d3d58] [--no-old]
 """
 
 from __future__ import annotations
@@ -143,6 +146,26 @@ class Setup:
         )
 
 
+def old_curation(commit: str):
+    """``graph/services/curation.py`` as it was at ``commit``, loaded as a module of its own
+    (it imports today's edges, vocab and audit modules, which kept their interfaces)."""
+    import subprocess
+    import types
+
+    source = subprocess.run(
+        ["git", "show", f"{commit}:graph/services/curation.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    ).stdout
+    module = types.ModuleType("bench_old_curation")
+    module.__file__ = f"<{commit}:graph/services/curation.py>"
+    sys.modules[module.__name__] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
 def measured(call, *args, **kwargs):
     """(result, milliseconds, captured queries) of one call."""
     from django.db import connection
@@ -200,6 +223,8 @@ def main() -> None:
     parser.add_argument("--edges", type=int, default=1000, help="edges of the entry merged away")
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--neighbours", type=int, default=600)
+    parser.add_argument("--old", default="34d3d58", help="commit of the row-by-row services")
+    parser.add_argument("--no-old", action="store_true", help="measure the new services only")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
@@ -215,7 +240,13 @@ def main() -> None:
     slug = f"bench-merge-{timezone.now():%Y%m%d-%H%M%S}"
     bank = Bank.objects.create(slug=slug, name="Merge benchmark")
     print(f"bank {slug}: {args.neighbours} neighbours, {args.repetitions} pairs", flush=True)
-    times: dict[str, list[float]] = {"merge": [], "revert": [], "merge again": []}
+    impls = {"new": (merge_entries, revert_operation)}
+    if not args.no_old:
+        old = old_curation(args.old)
+        impls = {"old": (old.merge_entries, old.revert_operation), **impls}
+    times: dict[str, list[float]] = {
+        f"{step} ({impl})": [] for impl in impls for step in ("merge", "revert")
+    }
     counts: dict[str, list[int]] = {k: [] for k in times}
     shapes: dict[str, Counter] = {k: Counter() for k in times}
     touched: dict[str, dict] = {}
@@ -225,12 +256,14 @@ def main() -> None:
             keep, away, collapsing = setup.pair(rep, args.edges)
             merged_op = None
             for name in times:
-                if name == "revert":
-                    call, call_args = revert_operation, (bank, merged_op, "bench undo")
+                impl = name.split("(")[1].rstrip(")")
+                merge, revert = impls[impl]
+                if name.startswith("revert"):
+                    call, call_args = revert, (bank, merged_op, "bench undo")
                 else:
-                    call, call_args = merge_entries, (bank, keep.short_id, away.short_id, name)
+                    call, call_args = merge, (bank, keep.short_id, away.short_id, name)
                 result, ms, queries = measured(call, *call_args)
-                if name == "merge":
+                if name.startswith("merge"):
                     merged_op = result.operation.pk
                 op_id = result.operation.pk if hasattr(result, "operation") else result["operation"]
                 times[name].append(ms)
@@ -242,9 +275,9 @@ def main() -> None:
                         "result": result.as_json() if hasattr(result, "as_json") else result,
                     }
             print(
-                f"  pair {rep + 1}: merge {times['merge'][-1]:.0f} ms, revert "
-                f"{times['revert'][-1]:.0f} ms, merge again {times['merge again'][-1]:.0f} ms "
-                f"({collapsing} edges expected to collapse)",
+                f"  pair {rep + 1}: "
+                + ", ".join(f"{name} {times[name][-1]:.0f} ms" for name in times)
+                + f" ({collapsing} edges expected to collapse)",
                 flush=True,
             )
         with connection.cursor() as cursor:
@@ -257,14 +290,25 @@ def main() -> None:
     reps = args.repetitions
     print("\nRows touched (first pair):")
     for name, info in touched.items():
-        result = {k: v for k, v in info["result"].items() if k != "self_loops_dropped"}
-        if "self_loops_dropped" in info["result"]:
-            result["self_loops_dropped"] = len(info["result"]["self_loops_dropped"])
+        result = {
+            k: v
+            for k, v in info["result"].items()
+            if k not in ("self_loops_dropped", "collapsed_edges")
+        }
+        for listed in ("self_loops_dropped", "collapsed_edges"):
+            if listed in info["result"]:
+                result[listed] = len(info["result"][listed])
         print(f"  {name}: history rows {info['history rows']}; result {result}")
     for name in times:
         print(f"\nMost frequent statements of {name} (first pair):")
         for sql, n in shapes[name].most_common(6):
             print(f"  {n:>6} × {sql}")
+    if "merge (old)" in times:
+        for step in ("merge", "revert"):
+            old_ms = statistics.median(times[f"{step} (old)"])
+            new_ms = statistics.median(times[f"{step} (new)"])
+            print(f"\n{step}: new is {old_ms / new_ms:.1f}× faster than old (p50)", end="")
+        print()
     hw = machine()
     print(
         f"\n| {args.edges:,} edges of `away` | p50 / min / max (ms) | SQL statements per call |"

@@ -8,13 +8,12 @@ from kb import audit
 
 
 @shared_task(name="kb.embed_entries", acks_late=True)
-def embed_entries_task(entry_ids: list[int]) -> int:
-    """Compute missing or stale vectors for the given entries (no-op when up to date)."""
-    from kb.models import Entry
-    from kb.services.embedding import embed_entries
+def embed_entries_task(entry_ids: list[int], job_id: int | None = None) -> int:
+    """Compute missing or stale vectors for the given entries (no-op when up to date), in
+    batches; with ``job_id``, the job records progress and the result."""
+    from kb.services.embedding import run_embedding_job
 
-    entries = Entry.objects.filter(pk__in=entry_ids)
-    return embed_entries(entries)
+    return run_embedding_job(entry_ids, job_id)
 
 
 @shared_task(name="kb.run_import_job", acks_late=True)

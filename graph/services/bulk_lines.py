@@ -8,12 +8,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from graph.curation.edge_rows import close_edges
 from graph.models import Alias, Edge, EdgeSource, EdgeType, FoldRole, WorkflowRole
 from graph.services.aliases import normalize
-from graph.services.edges import LinkRequest, check_note, close_edge, write_edge
+from graph.services.edges import LinkRequest, check_note, lock_entries
 from graph.services.timeutil import parse_instant
 from graph.services.vocab import edge_types_for_bank
-from kb.errors import Conflict, InvalidInput
+from kb import audit
+from kb.errors import InvalidInput
+from kb.history_rows import copy_rows
 from kb.models import Bank
 from kb.services.bulk import (
     ApplyState,
@@ -101,6 +107,15 @@ class RelationLines:
             }
 
 
+def _bank_aliases(ctx: ImportContext) -> dict[str, str]:
+    """The bank's aliases, normalised form → short_id of the entry named, read once."""
+    if "bank_aliases" not in ctx.extra:
+        ctx.extra["bank_aliases"] = dict(
+            Alias.objects.filter(bank=ctx.bank).values_list("normalized", "entry__short_id")
+        )
+    return ctx.extra["bank_aliases"]
+
+
 class AliasLines:
     order = 2
 
@@ -119,13 +134,9 @@ class AliasLines:
         if norm in seen and seen[norm] != owner:
             raise InvalidInput(f"The alias {surface!r} names two different entries in this file.")
         seen[norm] = owner
-        existing = (
-            Alias.objects.filter(bank=ctx.bank, normalized=norm).select_related("entry").first()
-        )
-        if existing is not None and ctx.canonical_ref(existing.entry.short_id) != owner:
-            raise InvalidInput(
-                f"The alias {surface!r} already names entry {existing.entry.short_id} in this bank."
-            )
+        named = _bank_aliases(ctx).get(norm)
+        if named is not None and ctx.canonical_ref(named) != owner:
+            raise InvalidInput(f"The alias {surface!r} already names entry {named} in this bank.")
         return {
             "ref": ref,
             "surface": surface.strip(),
@@ -134,23 +145,33 @@ class AliasLines:
         }
 
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
+        """Add the aliases the bank does not have yet: one read, then COPY with history."""
         from kb import audit
 
+        taken = set(
+            Alias.objects.filter(bank=state.bank).values_list("normalized", flat=True)
+        )
+        now = timezone.now()
+        rows = []
         for item in items:
-            entry = state.entry(item.data["ref"])
-            alias = Alias.objects.filter(
-                bank=state.bank, normalized=item.data["normalized"]
-            ).first()
-            if alias is None:
-                Alias.objects.create(
+            norm = item.data["normalized"]
+            if norm in taken:
+                continue
+            taken.add(norm)
+            rows.append(
+                Alias(
                     bank=state.bank,
-                    entry=entry,
+                    entry_id=state.entry(item.data["ref"]).pk,
                     surface=item.data["surface"],
-                    normalized=item.data["normalized"],
+                    normalized=norm,
                     source=item.data["source"],
                     actor=audit.current().actor,
+                    created_at=now,
                 )
-                state.counts["aliases_created"] = state.counts.get("aliases_created", 0) + 1
+            )
+        copy_rows(Alias, rows, progress=progress, phase="writing aliases", when=now)
+        if rows:
+            state.counts["aliases_created"] = state.counts.get("aliases_created", 0) + len(rows)
 
     def export(self, bank: Bank) -> Iterable[dict]:
         for alias in Alias.objects.filter(bank=bank).select_related("entry").order_by("id"):
@@ -161,6 +182,18 @@ class AliasLines:
                     "alias": alias.surface,
                     "source": alias.source,
                 }
+
+
+def _require_linkable_ends(lines: dict[int, int]) -> None:
+    """Share-lock every entry that gains an edge (a merge or delete of one waits for the
+    import); an end merged or deleted meanwhile fails the line that names it."""
+    if not lines:
+        return
+    states = lock_entries(lines)
+    for pk, line in sorted(lines.items(), key=lambda kv: kv[1]):
+        status = states.get(pk, ("deleted", None))[0]
+        if status in ("merged", "deleted"):
+            raise InvalidInput(f"line {line}: an entry of this edge was {status}; link the survivor.")
 
 
 def _overlaps(a_from, a_to, b_from, b_to) -> bool:
@@ -260,12 +293,28 @@ class EdgeLines:
         }
 
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
+        """Compare every line with what the bank believes (one read), then close the edges
+        the file changes and append the new rows set-wise (COPY), each with history rows."""
         types = edge_types_for_bank(state.bank)
-        for done, item in enumerate(items, start=1):
+        believed: dict[tuple, list[Edge]] = {}
+        for edge in Edge.objects.filter(bank=state.bank, invalidated_at__isnull=True).only(
+            "id", "from_entry_id", "to_entry_id", "type_id", "valid_from", "valid_to", "note",
+            "label", "evidence", "source",
+        ).iterator(chunk_size=20_000):
+            believed.setdefault((edge.from_entry_id, edge.to_entry_id, edge.type_id), []).append(
+                edge
+            )
+        now = timezone.now()
+        actor = audit.current().actor
+        to_close: dict[int, str] = {}
+        rows: list[Edge] = []
+        lines: dict[int, int] = {}  # entry id -> a line that writes an edge to it
+        for item in items:
             d = item.data
+            source, target = state.entry(d["from"]), state.entry(d["to"])
             req = LinkRequest(
-                state.entry(d["from"]),
-                state.entry(d["to"]),
+                source,
+                target,
                 types[d["relation"]],
                 d["note"],
                 d["evidence"],
@@ -274,39 +323,49 @@ class EdgeLines:
                 d["valid_to"],
                 d["source"],
             )
-            believed = list(
-                Edge.objects.filter(  # by its ends (they imply the bank): the planner
-                    from_entry=req.from_entry,  # then uses the edge index, not a bank scan
-                    to_entry=req.to_entry,
-                    type=req.type,
-                    invalidated_at__isnull=True,
-                )
-            )
+            same = believed.get((source.pk, target.pk, req.type.pk), [])
             same_interval = [
-                e for e in believed if e.valid_from == req.valid_from and e.valid_to == req.valid_to
+                e for e in same if e.valid_from == req.valid_from and e.valid_to == req.valid_to
             ]
             if same_interval and _same_edge(same_interval[0], req):
                 state.counts["edges_unchanged"] = state.counts.get("edges_unchanged", 0) + 1
                 continue
             overlapping = [
                 e
-                for e in believed
-                if _overlaps(e.valid_from, e.valid_to, req.valid_from, req.valid_to)
+                for e in same
+                if e.pk not in to_close
+                and _overlaps(e.valid_from, e.valid_to, req.valid_from, req.valid_to)
             ]
-            if overlapping:
-                # The file's version replaces what the bank believed for that time.
-                for old in overlapping:
-                    close_edge(old, "re-imported with changes")
-                write_edge(state.bank, req, replaces=overlapping[0])
-                state.counts["edges_updated"] = state.counts.get("edges_updated", 0) + 1
-                continue
-            try:
-                write_edge(state.bank, req)
-            except Conflict as exc:
-                raise InvalidInput(f"line {item.line}: {exc.message}") from exc
-            state.counts["edges_created"] = state.counts.get("edges_created", 0) + 1
-            if progress and done % 500 == 0:
-                progress("edges", done, len(items))
+            for old in overlapping:  # the file's version replaces what the bank believed
+                to_close[old.pk] = "re-imported with changes"
+            key = "edges_updated" if overlapping else "edges_created"
+            state.counts[key] = state.counts.get(key, 0) + 1
+            lines.setdefault(source.pk, item.line)
+            lines.setdefault(target.pk, item.line)
+            rows.append(
+                Edge(
+                    bank=state.bank,
+                    from_entry_id=source.pk,
+                    to_entry_id=target.pk,
+                    type=req.type,
+                    label=req.label,
+                    note=req.note,
+                    evidence=req.evidence or {},
+                    source=req.source,
+                    actor=actor,
+                    valid_from=req.valid_from,
+                    valid_to=req.valid_to,
+                    recorded_at=now,
+                    replaces_id=overlapping[0].pk if overlapping else None,
+                )
+            )
+        _require_linkable_ends(lines)
+        close_edges(to_close, now)
+        try:
+            with transaction.atomic():
+                copy_rows(Edge, rows, progress=progress, phase="writing edges", when=now)
+        except IntegrityError as exc:  # a concurrent writer added the same edge meanwhile
+            raise InvalidInput(f"An edge of the file was written meanwhile: {exc}") from exc
 
     def export(self, bank: Bank) -> Iterable[dict]:
         edges = (

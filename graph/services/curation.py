@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from django.db.models import Q
-from django.utils import timezone
-
-from graph.models import Alias, Edge, EdgeSource
-from graph.services.aliases import normalize
+from graph.curation.setwise_delete import apply_delete
+from graph.curation.setwise_merge import apply_merge
+from graph.curation.setwise_revert import (
+    apply_revert,
+    audited_models,
+    blocking_operations,
+    plan_revert,
+    touched_entries,
+)
+from graph.models import Edge
 from graph.services.edges import (
     LinkRequest,
     _require_reason,
-    close_edge,
-    current_q,
     lock_entries,
     write_edge,
 )
@@ -86,6 +89,7 @@ class MergeResult:
     edges_collapsed: int
     aliases_added: int
     self_loops_dropped: list[int]
+    collapsed: list[dict] = field(default_factory=list)  # each collapsed edge, both notes
 
     def as_json(self) -> dict:
         return {
@@ -96,6 +100,7 @@ class MergeResult:
             "edges_collapsed": self.edges_collapsed,
             "aliases_added": self.aliases_added,
             "self_loops_dropped": self.self_loops_dropped,
+            "collapsed_edges": self.collapsed,
         }
 
 
@@ -137,62 +142,17 @@ def merge_entries(
                     f"Entry {entry.short_id} was {entry.status} meanwhile.",
                     code=f"already_{entry.status}",
                 )
-        repointed = collapsed = 0
-        self_loops: list[int] = []
-        edges = (
-            Edge.objects.select_for_update(of=("self",))
-            .filter(bank=bank, invalidated_at__isnull=True)
-            .filter(Q(from_entry=away) | Q(to_entry=away))
-            .select_related("type", "from_entry", "to_entry")
-            .order_by("id")
+        written = apply_merge(bank, keep, away, op)
+        result = MergeResult(
+            op,
+            keep,
+            away,
+            written.repointed,
+            len(written.collapsed),
+            written.aliases_added,
+            written.self_loops,
+            written.collapsed,
         )
-        for edge in edges:
-            new_from = keep if edge.from_entry_id == away.pk else edge.from_entry
-            new_to = keep if edge.to_entry_id == away.pk else edge.to_entry
-            if new_from.pk == new_to.pk:
-                close_edge(
-                    edge, f"merge of {away.short_id} into {keep.short_id}: would be a self-loop"
-                )
-                self_loops.append(edge.pk)
-                continue
-            req = LinkRequest(
-                new_from,
-                new_to,
-                edge.type,
-                edge.note,
-                {**(edge.evidence or {}), "merged_from": away.short_id},
-                edge.label,
-                edge.valid_from,
-                edge.valid_to,
-                edge.source,
-            )
-            close_edge(edge, f"merge of {away.short_id} into {keep.short_id}")
-            if write_preserving(bank, req, replaces=edge) is None:
-                collapsed += 1  # keep already has this edge: the duplicate collapses into it
-            else:
-                repointed += 1
-        aliases_added = 0
-        for alias in Alias.objects.select_for_update(of=("self",)).filter(bank=bank, entry=away):
-            alias.entry = keep
-            alias.save()
-            aliases_added += 1
-        for surface in filter(None, [away.short_id, away.key, away.title]):
-            norm = normalize(surface)
-            if norm and not Alias.objects.filter(bank=bank, normalized=norm).exists():
-                Alias.objects.create(
-                    bank=bank,
-                    entry=keep,
-                    surface=surface,
-                    normalized=norm,
-                    source="merge",
-                    actor=op.actor,
-                )
-                aliases_added += 1
-        away.status = EntryStatus.MERGED
-        away.merged_into = keep
-        away.status_changed_at = timezone.now()
-        away.save()
-        result = MergeResult(op, keep, away, repointed, collapsed, aliases_added, self_loops)
         audit.record(op, **{k: v for k, v in result.as_json().items() if k != "operation"})
     return result
 
@@ -215,73 +175,22 @@ def delete_entry(bank: Bank, ref: str, reason: str, *, actor: str | None = None)
                 f"Entry {entry.short_id} was {entry.status} meanwhile.",
                 code=f"already_{entry.status}",
             )
-        edges = list(
-            Edge.objects.select_for_update(of=("self",))
-            .filter(bank=bank)
-            .filter(Q(from_entry=entry) | Q(to_entry=entry))
-            .filter(current_q())
-            .select_related("type", "from_entry", "to_entry")
-            .order_by("id")
-        )
-        incoming = [e for e in edges if e.to_entry_id == entry.pk]
-        outgoing = [e for e in edges if e.from_entry_id == entry.pk]
-        bridged, skipped = 0, 0
-        for into in incoming:
-            for out in outgoing:
-                if into.from_entry_id == out.to_entry_id:
-                    continue
-                shared = (
-                    into.type
-                    if into.type_id == out.type_id and into.type.transitive
-                    else types["see_also"]
-                )
-                evidence = {
-                    "bridged_over": {"id": entry.short_id, "title": entry.title},
-                    "hops": [
-                        {"edge": into.pk, "relation": into.type.name, "note": into.note},
-                        {"edge": out.pk, "relation": out.type.name, "note": out.note},
-                    ],
-                }
-                note = f"Bridged over deleted {entry.short_id} ({into.type.name}, then {out.type.name})."
-                req = LinkRequest(
-                    into.from_entry,
-                    out.to_entry,
-                    shared,
-                    note,
-                    evidence,
-                    "",
-                    None,
-                    None,
-                    EdgeSource.BRIDGED,
-                )
-                if write_preserving(bank, req) is None:
-                    skipped += 1  # X→Y of that type already exists: the connection is kept
-                else:
-                    bridged += 1
-        for edge in edges:
-            close_edge(edge, f"entry {entry.short_id} deleted: {reason}")
-        for alias in Alias.objects.filter(bank=bank, entry=entry):
-            alias.delete()
-        entry.status = EntryStatus.DELETED
-        entry.status_changed_at = timezone.now()
-        entry.save()
+        written = apply_delete(bank, entry, reason, types, op)
         audit.record(
             op,
             entry=entry.short_id,
-            bridged=bridged,
-            already_connected=skipped,
-            closed=[e.pk for e in edges],
+            bridged=written.bridged,
+            already_connected=written.skipped,
+            closed=written.closed,
         )
-    return {"operation": op.pk, "bridged": bridged}
+    return {"operation": op.pk, "bridged": written.bridged}
 
 
 # --- revert ---------------------------------------------------------------------------------
 
 
-# Models whose historical rows carry operation ids, in the order rows are restored (parents
-# first); deletions run in the reverse order.
 def _audited_models():
-    return [Entry, Edge, Alias]
+    return audited_models()
 
 
 def _tracked_fields(model) -> list[str]:
@@ -291,35 +200,10 @@ def _tracked_fields(model) -> list[str]:
 def revert_plan(op: Operation) -> tuple[list[tuple], list[dict]]:
     """What reverting ``op`` would do, read-only: for every row it touched, (model, id, the
     historical row just before the operation or None if the operation created it, the
-    operation's last historical row); and the rows a later operation changed (conflicts).
-    Two queries per audited model, whatever the operation's size."""
-    plans, conflicts = [], []
-    for model in _audited_models():
-        hist = model.history.model
-        rows = list(hist.objects.filter(operation_id=op.pk).order_by("history_id"))
-        if not rows:
-            continue
-        by_object: dict[int, list] = {}
-        for row in rows:
-            by_object.setdefault(row.id, []).append(row)
-        timeline: dict[int, list] = {}
-        for row in hist.objects.filter(id__in=list(by_object)).order_by("id", "history_id"):
-            timeline.setdefault(row.id, []).append(row)
-        for obj_id, obj_rows in by_object.items():
-            first, last = obj_rows[0].history_id, obj_rows[-1].history_id
-            before = [r for r in timeline[obj_id] if r.history_id < first]
-            after = [r for r in timeline[obj_id] if r.history_id > last and r.operation_id != op.pk]
-            if after:
-                conflicts.append(
-                    {
-                        "model": model.__name__.lower(),
-                        "id": obj_id,
-                        "operation": after[0].operation_id,
-                        "changed_at": after[0].history_date.isoformat(),
-                    }
-                )
-            plans.append((model, obj_id, before[-1] if before else None, obj_rows[-1]))
-    return plans, conflicts
+    operation's last historical row); and the rows whose present state a later operation
+    still holds (conflicts, each naming those operations). A constant number of queries."""
+    plan = plan_revert(op)
+    return [(p.model, p.id, p.prior, p.last) for p in plan.rows], plan.conflicts
 
 
 def revert_operation(
@@ -327,8 +211,9 @@ def revert_operation(
 ) -> dict:
     """Undo an operation exactly: restore every row it touched to its state just before it,
     delete rows it created, recreate rows it deleted — in one transaction, as a new
-    ``revert`` operation. Refuses (409 ``revert_conflict``) when a later operation changed
-    the same rows, unless ``force``."""
+    ``revert`` operation, in a constant number of statements. Refuses (409
+    ``revert_conflict``) while a later operation's change to the same rows is still in place,
+    unless ``force``; the refusal names the operations to revert first, in order."""
     reason = _require_reason(reason)
     try:
         op = Operation.objects.get(bank=bank, pk=int(op_id))
@@ -350,50 +235,22 @@ def revert_operation(
         op = Operation.objects.select_for_update().get(pk=op.pk)
         if op.reverted_by_id is not None:
             raise Conflict(f"Operation {op.pk} was already reverted.", code="already_reverted")
-        plans, conflicts = revert_plan(op)
-        touched = {obj_id for model, obj_id, _, _ in plans if model is Entry}
-        touched |= {
-            end
-            for model, _, prior, last in plans
-            if model is Edge
-            for end in (last.from_entry_id, last.to_entry_id)
-        }
-        lock_entries(touched, exclusive=True)
-        plans, conflicts = revert_plan(op)
-        if conflicts and not force:
+        lock_entries(touched_entries(op), exclusive=True)
+        plan = plan_revert(op)
+        if plan.conflicts and not force:
+            first = blocking_operations(op, plan)
+            order = ", ".join(str(o) for o in first) or "none found"
             raise Conflict(
-                f"{len(conflicts)} row(s) changed by operation {op.pk} were changed again "
-                "later; revert those operations first or force.",
+                f"{len(plan.conflicts)} row(s) changed by operation {op.pk} were changed "
+                f"again later; revert operations {order} first (in that order), or force.",
                 code="revert_conflict",
-                extra={"rows": conflicts},
+                extra={"rows": plan.conflicts, "operations": first},
             )
-        # 1. Remove rows the operation created (children first; history records each delete).
-        for model in reversed(_audited_models()):
-            created = [obj_id for m, obj_id, prior, _ in plans if m is model and prior is None]
-            if created:
-                model.objects.filter(pk__in=created).delete()
-        # 2. Restore every other row to its prior state (parents first); closing rows first
-        #    keeps the one-believed-row rule satisfied while rows are reopened.
-        restores = [p for p in plans if p[2] is not None]
-        restores.sort(
-            key=lambda p: (
-                _audited_models().index(p[0]),
-                getattr(p[2], "invalidated_at", None) is None,
-            )
-        )
-        current = {
-            model: model.objects.in_bulk([p[1] for p in restores if p[0] is model])
-            for model in _audited_models()
-        }
-        for model, obj_id, prior, _ in restores:
-            obj = current[model].get(obj_id) or model(pk=obj_id)
-            for name in _tracked_fields(model):
-                setattr(obj, name, getattr(prior, name))
-            obj.save()
+        apply_revert(plan)
         op.reverted_by = new_op
         op.save(update_fields=["reverted_by"])
-        audit.record(new_op, reverted=op.pk, rows=len(plans), forced=bool(conflicts))
-    return {"operation": new_op.pk, "reverted": op.pk, "rows": len(plans)}
+        audit.record(new_op, reverted=op.pk, rows=len(plan.rows), forced=bool(plan.conflicts))
+    return {"operation": new_op.pk, "reverted": op.pk, "rows": len(plan.rows)}
 
 
 def operation_changes(op: Operation) -> list[dict]:

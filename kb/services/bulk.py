@@ -15,11 +15,12 @@ from typing import Any, Protocol
 
 from django.db import transaction
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
 
 from kb import audit
 from kb.errors import InvalidInput, KbError
+from kb.history_rows import copy_rows
 from kb.models import Bank, Entry, EntryKind, EntryStatus, Job, JobStatus, OperationKind
+from kb.services.embedding import EMBED_BATCH, schedule_embedding_job
 from kb.services.entries import CREATE_FIELDS, clean_entry_data, kinds_for_bank, schedule_embedding
 
 SHORT_ID = re.compile(r"^[0-9a-f]{8}$")
@@ -345,13 +346,15 @@ class EntryLines:
         return data
 
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
-        from kb.services.entries import unique_short_id
-
         now = timezone.now()
         kinds = kinds_for_bank(state.bank)  # after the kind phase: declared kinds now have ids
         to_create: list[Entry] = []
         resolved_refs: list[tuple[Entry, str]] = []
-        taken = set(state.by_ref)
+        # Every short_id the bank has ever used (deleted entries keep theirs), in one read, so
+        # a generated id needs no query of its own.
+        taken = set(state.by_ref) | set(
+            Entry.objects.filter(bank=state.bank).values_list("short_id", flat=True)
+        )
         for done, item in enumerate(items, start=1):
             data = dict(item.data)
             existing: Entry | None = data.pop("existing")
@@ -365,7 +368,7 @@ class EntryLines:
             values["kind_id"] = kinds[values.pop("kind").name].pk
             if existing is None:
                 entry = Entry(bank=state.bank, created_by=audit.current().actor, **values)
-                entry.short_id = short_id or unique_short_id(state.bank, taken)
+                entry.short_id = short_id or _fresh_short_id(taken)
                 entry.resolved_by = data.get("resolved_by")
                 entry.created_at = entry.updated_at = entry.status_changed_at = now
                 taken.add(entry.short_id)
@@ -402,17 +405,7 @@ class EntryLines:
             if progress and done % 500 == 0:
                 progress("writing", done, len(items))
         if to_create:
-            ctx = audit.current()
-            bulk_create_with_history(
-                to_create,
-                Entry,
-                batch_size=1000,
-                custom_historical_attrs={
-                    "operation_id": state.operation_id,
-                    "history_actor": ctx.actor,
-                },
-                default_change_reason=ctx.reason or "import",
-            )
+            copy_rows(Entry, to_create, progress=progress, phase="writing entries", when=now)
             state.counts["created"] += len(to_create)
             state.changed_entry_ids.update(e.pk for e in to_create)  # PostgreSQL returns the ids
         created_ids = {e.pk for e in to_create}
@@ -438,6 +431,15 @@ class EntryLines:
         )
         for e in entries.iterator(chunk_size=2000):
             yield entry_line(e)
+
+
+def _fresh_short_id(taken: set[str]) -> str:
+    from kb.models import new_short_id
+
+    while True:
+        candidate = new_short_id()
+        if candidate not in taken:
+            return candidate
 
 
 def entry_line(e: Entry) -> dict:
@@ -477,9 +479,13 @@ def import_bank(
     actor: str | None = None,
     reason: str = "import",
     progress: Progress | None = None,
+    embed: bool = True,
 ) -> dict:
-    """Validate ``text`` whole, then write it in one operation. Raises ``ImportFailed`` (with
-    every bad line) and writes nothing when any line is bad."""
+    """Validate ``text`` whole, then write it in one operation, set-wise (COPY with history
+    rows stamped with the operation). Raises ``ImportFailed`` (with every bad line) and
+    writes nothing when any line is bad. Vectors are computed after commit by the embedding
+    job, in batches (``embedding_job`` in the result when there are many); until they land
+    the new entries are found lexically. ``embed=False`` leaves them to the caller."""
     plan, errors = validate_import(bank, text, progress)
     if errors:
         raise ImportFailed(
@@ -512,8 +518,15 @@ def import_bank(
                 transaction.set_rollback(True)
                 result = {**counts, "operation": None, "lines": len(plan)}
             else:
-                schedule_embedding(sorted(state.changed_entry_ids))
                 result = {**counts, "operation": op.pk, "lines": len(plan)}
+                changed_ids = sorted(state.changed_entry_ids)
+                if not embed:
+                    result["to_embed"] = changed_ids
+                elif len(changed_ids) > EMBED_BATCH:
+                    job = schedule_embedding_job(bank, changed_ids, op.actor)
+                    result["embedding_job"] = job.public_id
+                else:
+                    schedule_embedding(changed_ids)
     return result
 
 
@@ -544,6 +557,15 @@ def queue_import_job(bank: Bank, text: str, actor: str) -> Job:
     return job
 
 
+# Where each write phase sits on a job's progress bar: (start, width) as fractions.
+WRITE_PHASES = {
+    "writing": (0.5, 0.0),
+    "writing entries": (0.5, 0.15),
+    "writing aliases": (0.65, 0.05),
+    "writing edges": (0.7, 0.3),
+}
+
+
 def run_import_job(job_id: int) -> str:
     """Run a queued import job, recording progress, result and errors on the job."""
     job = Job.objects.get(pk=job_id)
@@ -551,9 +573,17 @@ def run_import_job(job_id: int) -> str:
         return job.status
     Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
 
+    lines = job.progress_total or 1
+
     def progress(phase: str, done: int, total: int) -> None:
-        if phase == "validating":
-            Job.objects.filter(pk=job.pk).update(progress_done=done // 2, progress_total=total)
+        # Validation is the first half of the bar, the write phases share the second half.
+        start, width = WRITE_PHASES.get(phase, (0.0, 0.5))
+        share = start + width * (done / total if total else 1.0)
+        Job.objects.filter(pk=job.pk).update(
+            progress_done=min(int(lines * share), lines),
+            progress_total=lines,
+            result={"phase": phase, "done": done, "total": total},
+        )
 
     try:
         with audit.acting_as(job.actor or "job:import"):

@@ -231,3 +231,59 @@ def embed_entries(
 
 def embed_query(text: str, embedder: Embedder | None = None) -> list[float]:
     return (embedder or get_embedder()).embed([text])[0]
+
+
+EMBED_BATCH = 256
+
+
+def embed_in_batches(
+    entry_ids: Sequence[int], *, batch: int = EMBED_BATCH, progress=None, force: bool = False
+) -> int:
+    """Embed ``entry_ids`` ``batch`` entries at a time (bounded memory, each batch committed
+    as it lands, so search gains vectors progressively); ``progress(done, total)`` after each
+    batch. Returns how many entries got new vectors."""
+    ids = sorted(set(entry_ids))
+    embedder = get_embedder()
+    written = 0
+    for start in range(0, len(ids), batch):
+        part = Entry.objects.filter(pk__in=ids[start : start + batch])
+        written += embed_entries(part, force=force, embedder=embedder)
+        if progress:
+            progress(min(start + batch, len(ids)), len(ids))
+    return written
+
+
+def run_embedding_job(entry_ids: Sequence[int], job_id: int | None = None) -> int:
+    """The embedding job: vectors for ``entry_ids`` in batches, progress on job ``job_id``."""
+    from kb.models import Job, JobStatus
+
+    if job_id is None:
+        return embed_in_batches(entry_ids)
+    Job.objects.filter(pk=job_id).update(
+        status=JobStatus.RUNNING, started_at=timezone.now(), progress_total=len(set(entry_ids))
+    )
+
+    def progress(done: int, total: int) -> None:
+        Job.objects.filter(pk=job_id).update(progress_done=done, progress_total=total)
+
+    written = embed_in_batches(entry_ids, progress=progress)
+    Job.objects.filter(pk=job_id).update(
+        status=JobStatus.SUCCEEDED, result={"embedded": written}, finished_at=timezone.now()
+    )
+    return written
+
+
+def schedule_embedding_job(bank, entry_ids: Sequence[int], actor: str = ""):
+    """Queue the embedding of many entries as a job with progress, after commit; returns the
+    ``Job`` (None when there is nothing to embed)."""
+    from django.db import transaction
+
+    from kb.models import Job
+    from kb.tasks import embed_entries_task
+
+    ids = sorted(set(entry_ids))
+    if not ids:
+        return None
+    job = Job.objects.create(bank=bank, kind="embed", actor=actor, progress_total=len(ids))
+    transaction.on_commit(lambda: embed_entries_task.delay(ids, job.pk))
+    return job
