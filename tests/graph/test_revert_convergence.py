@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from graph.services.curation import delete_entry, merge_entries, revert_operation
 from graph.services.edges import link, retype, unlink
-from kb.errors import Conflict, InvalidInput, KbError
+from kb.errors import Conflict, InvalidInput, KbError, NotFound
 from kb.models import Bank, Operation
 from kb.services.entries import clean_entry_data, create_entry
 
@@ -52,7 +52,7 @@ steps = st.lists(
 def run(bank: Bank, entries, step, edges: list[int], ops: list[int]) -> None:
     """Apply one step; a step the bank refuses (409/400) is simply skipped."""
     kind = step[0]
-    with contextlib.suppress(Conflict, InvalidInput):
+    with contextlib.suppress(Conflict, InvalidInput, NotFound):
         if kind == "link" and step[1] != step[2]:
             a, b = entries[step[1]], entries[step[2]]
             edge = link(bank, {"from": a, "to": b, "relation": step[3], "note": f"n{len(ops)}"})
