@@ -35,6 +35,88 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
+def agreement_rows(bank, packages: dict, sample_size: int, seed: int) -> list[tuple[str, str]]:
+    """Our dependencies and reverse dependencies against ``apt-cache`` for a random sample."""
+    from graph.models import Edge
+    from graph.services import debian
+
+    rows: list[tuple[str, str]] = []
+    names = sorted(packages)
+    rng = random.Random(seed)
+    sample = rng.sample(names, min(sample_size, len(names)))
+    slice_names = set(names)
+    t = time.perf_counter()
+    apt = debian.apt_dependency_groups(sample)
+    apt_s = time.perf_counter() - t
+    t = time.perf_counter()
+    ours = debian.graph_dependencies(bank, sample)
+    orm_s = time.perf_counter() - t
+    traverse_ms, agree_orm, agree_traverse, same = [], 0, 0, 0
+    disagreements = []
+    for name in sample:
+        expected = debian.apt_expected_dependencies(apt.get(name, []), slice_names)
+        t = time.perf_counter()
+        walked = debian.traverse_dependencies(bank, name)
+        traverse_ms.append((time.perf_counter() - t) * 1000)
+        if debian.dependencies_agree(ours[name], expected):
+            agree_orm += 1
+        elif len(disagreements) < 5:
+            disagreements.append((name, sorted(ours[name]), [sorted(g) for g in expected]))
+        agree_traverse += debian.dependencies_agree(walked, expected)
+        same += walked == ours[name]
+
+    # Reverse: a sample of packages that have dependents.
+    rsample = [n for n in sample if ours[n]][:50]
+    targets = sorted({d for n in rsample for d in ours[n]})[:50]
+    rdeps = debian.apt_reverse_dependencies(targets)
+    ours_in = debian.graph_reverse_dependencies(bank, targets)
+    dependents = {p for t_ in targets for p in rdeps.get(t_, set()) | ours_in[t_]}
+    forward_all = debian.apt_dependency_groups(sorted(dependents & slice_names))
+    reverse_ok = 0
+    for target in targets:
+        # Dependents apt can satisfy only with ``target`` must be ours; ours must be listed by
+        # apt-cache rdepends or depend on a virtual package apt names ``target`` a provider of
+        # (rdepends does not follow Provides).
+        certain = {
+            p
+            for p, groups in forward_all.items()
+            if {target} in debian.apt_expected_dependencies(groups, slice_names)
+        }
+        via_virtual = {
+            p
+            for p, groups in forward_all.items()
+            for group in groups
+            for _, virtual, providers in group
+            if virtual and target in providers
+        }
+        possible = rdeps.get(target, set()) | via_virtual
+        if certain <= ours_in[target] <= possible:
+            reverse_ok += 1
+
+    n = len(sample)
+    rows += [
+        (
+            "current edges in the bank",
+            f"{Edge.objects.filter(bank=bank, invalidated_at__isnull=True).count()}",
+        ),
+        ("sample", f"{n} packages (seed {seed})"),
+        ("apt-cache depends (whole sample)", f"{apt_s * 1000:.0f} ms"),
+        ("ORM query (whole sample)", f"{orm_s * 1000:.0f} ms"),
+        ("agreement, ORM vs apt", f"{agree_orm}/{n} = {agree_orm / n:.1%}"),
+        ("agreement, traverse vs apt", f"{agree_traverse}/{n} = {agree_traverse / n:.1%}"),
+        ("traverse == ORM", f"{same}/{n}"),
+        (
+            "traverse latency (1 hop out)",
+            f"median {statistics.median(traverse_ms):.1f} ms, "
+            f"p95 {sorted(traverse_ms)[int(0.95 * (n - 1))]:.1f} ms, max {max(traverse_ms):.1f} ms",
+        ),
+        ("reverse dependencies agree", f"{reverse_ok}/{len(targets)}"),
+    ]
+    for name, ours_, theirs in disagreements:
+        rows.append((f"  disagree {name}", f"ours {ours_} apt {theirs}"))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bank", default="bench-debian")
@@ -52,7 +134,6 @@ def main() -> None:
     django.setup()
     from tqdm import tqdm
 
-    from graph.models import Edge
     from graph.services import debian
     from kb.models import Entry
     from kb.services.banks import ensure_bank
@@ -134,83 +215,11 @@ def main() -> None:
     else:
         rows.append(("import", f"reused bank {bank.slug} ({have} packages)"))
 
-    names = sorted(packages)
-    rng = random.Random(args.seed)
-    sample = rng.sample(names, min(args.sample, len(names)))
-    slice_names = set(names)
-    t = time.perf_counter()
-    apt = debian.apt_dependency_groups(sample)
-    apt_s = time.perf_counter() - t
-    t = time.perf_counter()
-    ours = debian.graph_dependencies(bank, sample)
-    orm_s = time.perf_counter() - t
-    traverse_ms, agree_orm, agree_traverse, same = [], 0, 0, 0
-    disagreements = []
-    for name in sample:
-        expected = debian.apt_expected_dependencies(apt.get(name, []), slice_names)
-        t = time.perf_counter()
-        walked = debian.traverse_dependencies(bank, name)
-        traverse_ms.append((time.perf_counter() - t) * 1000)
-        if debian.dependencies_agree(ours[name], expected):
-            agree_orm += 1
-        elif len(disagreements) < 5:
-            disagreements.append((name, sorted(ours[name]), [sorted(g) for g in expected]))
-        agree_traverse += debian.dependencies_agree(walked, expected)
-        same += walked == ours[name]
-
-    # Reverse: a sample of packages that have dependents.
-    rsample = [n for n in sample if ours[n]][:50]
-    targets = sorted({d for n in rsample for d in ours[n]})[:50]
-    rdeps = debian.apt_reverse_dependencies(targets)
-    ours_in = debian.graph_reverse_dependencies(bank, targets)
-    dependents = {p for t_ in targets for p in rdeps.get(t_, set()) | ours_in[t_]}
-    forward_all = debian.apt_dependency_groups(sorted(dependents & slice_names))
-    reverse_ok = 0
-    for target in targets:
-        # Dependents apt can satisfy only with ``target`` must be ours; ours must be listed by
-        # apt-cache rdepends or depend on a virtual package apt names ``target`` a provider of
-        # (rdepends does not follow Provides).
-        certain = {
-            p
-            for p, groups in forward_all.items()
-            if {target} in debian.apt_expected_dependencies(groups, slice_names)
-        }
-        via_virtual = {
-            p
-            for p, groups in forward_all.items()
-            for group in groups
-            for _, virtual, providers in group
-            if virtual and target in providers
-        }
-        possible = rdeps.get(target, set()) | via_virtual
-        if certain <= ours_in[target] <= possible:
-            reverse_ok += 1
-
-    n = len(sample)
-    rows += [
-        (
-            "current edges in the bank",
-            f"{Edge.objects.filter(bank=bank, invalidated_at__isnull=True).count()}",
-        ),
-        ("sample", f"{n} packages (seed {args.seed})"),
-        ("apt-cache depends (whole sample)", f"{apt_s * 1000:.0f} ms"),
-        ("ORM query (whole sample)", f"{orm_s * 1000:.0f} ms"),
-        ("agreement, ORM vs apt", f"{agree_orm}/{n} = {agree_orm / n:.1%}"),
-        ("agreement, traverse vs apt", f"{agree_traverse}/{n} = {agree_traverse / n:.1%}"),
-        ("traverse == ORM", f"{same}/{n}"),
-        (
-            "traverse latency (1 hop out)",
-            f"median {statistics.median(traverse_ms):.1f} ms, "
-            f"p95 {sorted(traverse_ms)[int(0.95 * (n - 1))]:.1f} ms, max {max(traverse_ms):.1f} ms",
-        ),
-        ("reverse dependencies agree", f"{reverse_ok}/{len(targets)}"),
-    ]
+    rows += agreement_rows(bank, packages, args.sample, args.seed)
     width = max(len(k) for k, _ in rows)
     print()
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
-    for name, ours_, theirs in disagreements:
-        print(f"  disagree {name}: ours {ours_} apt {theirs}")
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
 
 

@@ -69,6 +69,26 @@ def record_rows(
         return cur.rowcount
 
 
+# Field types whose Python value psycopg writes as is (no database preparation needed).
+PLAIN_TYPES = frozenset(
+    {
+        "AutoField",
+        "BigAutoField",
+        "BigIntegerField",
+        "BooleanField",
+        "CharField",
+        "DateTimeField",
+        "DateField",
+        "FloatField",
+        "ForeignKey",
+        "IntegerField",
+        "PositiveIntegerField",
+        "SlugField",
+        "TextField",
+    }
+)
+
+
 def reserve_ids(model, count: int) -> list[int]:
     """``count`` fresh primary keys from the table's sequence (one statement)."""
     if count <= 0:
@@ -98,6 +118,7 @@ def copy_rows(
     if not objs:
         return []
     fields = list(model._meta.concrete_fields)
+    plain = [f.get_internal_type() in PLAIN_TYPES for f in fields]
     q = connection.ops.quote_name
     columns = ", ".join(q(f.column) for f in fields)
     total = len(objs)
@@ -113,8 +134,14 @@ def copy_rows(
             raw = cur.cursor  # the psycopg cursor under Django's wrapper
             with raw.copy(f"COPY {q(model._meta.db_table)} ({columns}) FROM STDIN") as copy:
                 for obj in part:
+                    values = obj.__dict__
                     copy.write_row(
-                        [f.get_db_prep_save(getattr(obj, f.attname), connection) for f in fields]
+                        [
+                            values[f.attname]
+                            if is_plain
+                            else f.get_db_prep_save(values[f.attname], connection)
+                            for f, is_plain in zip(fields, plain, strict=True)
+                        ]
                     )
         record_rows(model, [o.pk for o in part], "+", when=when)
         if progress:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from types import SimpleNamespace
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -31,6 +32,7 @@ from kb.services.bulk import (
 )
 
 NAME = re.compile(r"^[a-z0-9_-]{1,64}$")
+EDGE_SOURCES = frozenset(EdgeSource.values)
 
 
 def _types(ctx: ImportContext) -> dict:
@@ -250,7 +252,7 @@ class EdgeLines:
         if relation == "other" and not (isinstance(label, str) and label.strip()):
             raise InvalidInput("An 'other' relation needs a 'label'.")
         source = obj.get("source") or EdgeSource.IMPORT
-        if source not in EdgeSource.values:
+        if source not in EDGE_SOURCES:
             raise InvalidInput(f"source must be one of {', '.join(EdgeSource.values)}.")
         evidence = obj.get("evidence") or {}
         if isinstance(evidence, str):
@@ -262,15 +264,9 @@ class EdgeLines:
         if valid_from and valid_to and valid_from >= valid_to:
             raise InvalidInput("valid_from must be before valid_to.")
         note = obj.get("note") or ""
-        target_text = ctx.entry_text(obj["to"])
-
-        class _Target:  # the note rule reads the target's text, which may be in the file
-            title = target_text["title"]
-            summary = target_text["summary"]
-            content = target_text["content"]
-            useful_for = target_text["useful_for"]
-
-        note = check_note(note, _Target)
+        if note or not isinstance(note, str):
+            # The note rule reads the target's text, which may be in the file.
+            note = check_note(note, SimpleNamespace(**ctx.entry_text(obj["to"])))
         # One triple may appear once per valid interval; overlapping intervals are duplicates.
         triple = (ends["from"], ends["to"], relation)
         seen = ctx.extra.setdefault("edge_triples", {})

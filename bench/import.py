@@ -1,0 +1,237 @@
+"""Bulk import benchmark: the Debian package index through ``import_bank``, old and new.
+
+1. Side by side on one slice (``--slice`` packages, default 1,500, the first of the index):
+   the row-by-row importer of commit ``--old`` (``kb/services/bulk.py`` and
+   ``graph/services/bulk_lines.py`` loaded from git) and today's set-wise importer (COPY with
+   history rows stamped with the import operation), each into a fresh bank, vectors excluded.
+2. The whole index (every package, maintainer and section, the Provides aliases, about 400k
+   edges) through today's importer into a fresh bank, vectors excluded, then the same file
+   again (a re-import that must change nothing). Progress is printed per write phase.
+3. The vectors, separately: the embedding job over the new entries in batches (``--embed``;
+   the test-only hashing embedder unless ``--real-embedder``).
+4. The bank against ``apt-cache`` (the agreement check of ``bench/debian.py``).
+
+Banks are ``bench-import-*`` and are dropped at the end (``--keep`` keeps the whole-index
+bank).
+
+    .venv/bin/python bench/import.py [--slice 1500] [--old 34d3d58] [--no-old] [--embed]
+        [--sample 200] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def load_old(commit: str):
+    """The importer as it was at ``commit``: its own line-type registry, its own modules."""
+
+    def module(name: str, path: str, replace: dict[str, str]):
+        source = subprocess.run(
+            ["git", "show", f"{commit}:{path}"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout
+        for old, new in replace.items():
+            source = source.replace(old, new)
+        mod = types.ModuleType(name)
+        mod.__file__ = f"<{commit}:{path}>"
+        sys.modules[name] = mod
+        exec(compile(source, mod.__file__, "exec"), mod.__dict__)
+        return mod
+
+    bulk = module("bench_old_bulk", "kb/services/bulk.py", {})
+    lines = module(
+        "bench_old_bulk_lines",
+        "graph/services/bulk_lines.py",
+        {"from kb.services.bulk import": "from bench_old_bulk import"},
+    )
+    lines.register()
+    return bulk
+
+
+def drop_bank(bank) -> None:
+    """Remove a benchmark bank and its rows, history included, in SQL."""
+    from django.db import connection, transaction
+
+    from graph.models import Alias, Edge, MergeProposal
+    from kb.models import Bank, Entry, EntryEmbedding, Job, Operation
+
+    tables = [
+        Alias.history.model,
+        Edge.history.model,
+        Entry.history.model,
+        Alias,
+        MergeProposal,
+        Edge,
+        EntryEmbedding,
+        Entry,
+        Job,
+        Operation,
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        for model in tables:
+            cursor.execute(f"DELETE FROM {model._meta.db_table} WHERE bank_id = %s", [bank.pk])
+        Bank.objects.filter(pk=bank.pk).delete()
+
+
+def counted(result: dict) -> str:
+    keys = ("created", "aliases_created", "edges_created", "unchanged", "edges_unchanged")
+    return ", ".join(f"{k} {result.get(k, 0)}" for k in keys)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--slice", type=int, default=1500)
+    parser.add_argument("--old", default="34d3d58")
+    parser.add_argument("--no-old", action="store_true")
+    parser.add_argument("--embed", action="store_true")
+    parser.add_argument("--real-embedder", action="store_true")
+    parser.add_argument("--sample", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    if not args.real_embedder:
+        os.environ["KB_EMBEDDER"] = "hashing"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.db import connection
+    from django.utils import timezone
+
+    from graph.services import debian
+    from kb.models import Bank
+    from kb.services.bulk import import_bank
+    from kb.services.embedding import embed_in_batches
+
+    stamp = f"{timezone.now():%H%M%S}"
+    print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
+    t = time.perf_counter()
+    packages = debian.parse_index(debian.read_dumpavail())
+    print(f"index: {len(packages)} packages, read and parsed in {time.perf_counter() - t:.1f}s")
+    rows: list[tuple[str, str]] = []
+    banks = []
+
+    def progress_printer(label: str):
+        last = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase.startswith("writing ") and (
+                done == total or done - last.get(phase, 0) >= 100_000
+            ):
+                last[phase] = done
+                print(f"    {label}: {phase} {done}/{total}", flush=True)
+
+        return progress
+
+    def timed_import(importer, bank, text, label, **kwargs):
+        started = time.perf_counter()
+        result = importer(bank, text, reason=f"bench: {label}", **kwargs)
+        return result, time.perf_counter() - started
+
+    try:
+        # 1. Old and new side by side on one slice.
+        names = debian.select_packages(packages, limit=args.slice)
+        sliced = debian.build_lines(packages, names)
+        text = sliced.text()
+        print(f"slice: {len(names)} packages → {len(sliced.lines)} lines", flush=True)
+        times = {}
+        if not args.no_old:
+            old = load_old(args.old)
+            bank = Bank.objects.create(slug=f"bench-import-old-{stamp}", name="old importer")
+            banks.append(bank)
+            result, seconds = timed_import(old.import_bank, bank, text, "old slice")
+            times["old"] = seconds
+            rows.append(
+                (f"slice, old importer ({args.old})", f"{seconds:.1f} s ({counted(result)})")
+            )
+            print(f"  old: {seconds:.1f}s", flush=True)
+        bank = Bank.objects.create(slug=f"bench-import-new-{stamp}", name="new importer")
+        banks.append(bank)
+        result, seconds = timed_import(import_bank, bank, text, "new slice", embed=False)
+        times["new"] = seconds
+        rows.append(("slice, set-wise importer", f"{seconds:.1f} s ({counted(result)})"))
+        print(f"  new: {seconds:.1f}s", flush=True)
+        if "old" in times:
+            rows.append(("slice speed-up", f"{times['old'] / times['new']:.1f}×"))
+
+        # 2. The whole index, then again.
+        built = debian.build_lines(packages)
+        text = built.text()
+        print(
+            f"whole index: {len(built.lines)} lines ({len(text) / 1e6:.0f} MB): "
+            + ", ".join(f"{k} {v}" for k, v in built.counts.items()),
+            flush=True,
+        )
+        whole = Bank.objects.create(slug=f"bench-import-whole-{stamp}", name="Debian index")
+        if not args.keep:
+            banks.append(whole)
+        result, seconds = timed_import(
+            import_bank,
+            whole,
+            text,
+            "whole index",
+            embed=False,
+            progress=progress_printer("whole"),
+        )
+        to_embed = result.pop("to_embed", [])
+        rows.append(("whole index, set-wise importer", f"{seconds:.1f} s ({counted(result)})"))
+        rows.append(("  lines per second", f"{len(built.lines) / seconds:,.0f}"))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM graph_historicaledge WHERE operation_id = %s",
+                [result["operation"]],
+            )
+            history = cursor.fetchone()[0]
+        rows.append(("  edge history rows of the import operation", f"{history}"))
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE kb_entry; ANALYZE graph_edge; ANALYZE graph_alias")
+        again, seconds = timed_import(import_bank, whole, text, "re-import", embed=False)
+        rows.append(
+            (
+                "re-import of the same file",
+                f"{seconds:.1f} s (operation {again['operation']}, {counted(again)})",
+            )
+        )
+        if args.embed:
+            started = time.perf_counter()
+            written = embed_in_batches(to_embed)
+            seconds = time.perf_counter() - started
+            rows.append(
+                ("vectors (embedding job, batches of 256)", f"{seconds:.1f} s for {written}")
+            )
+
+        # 3. Agreement with apt-cache.
+        from debian import agreement_rows  # bench/debian.py
+
+        rows += agreement_rows(whole, packages, args.sample, args.seed)
+    finally:
+        for bank in banks:
+            drop_bank(bank)
+    width = max(len(k) for k, _ in rows)
+    print()
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    print(
+        f"\nmachine: {len(os.sched_getaffinity(0))} cores; load average at end: "
+        f"{os.getloadavg()[0]:.2f}"
+    )
+    print(json.dumps({"banks_dropped": [b.slug for b in banks]}))
+
+
+if __name__ == "__main__":
+    main()
