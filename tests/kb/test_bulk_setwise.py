@@ -1,0 +1,88 @@
+"""The set-wise import: complete history stamped with the one import operation, progress
+during the write phase, all or nothing, and a statement count that does not grow per line."""
+
+import json
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from graph.models import Alias, Edge
+from graph.services.curation import revert_operation
+from kb.models import Entry, Job
+from kb.services.bulk import ImportFailed, import_bank
+
+pytestmark = pytest.mark.django_db
+
+
+def lines(n: int, tag: str = "svc") -> str:
+    out = [{"type": "entry", "key": f"{tag}:{i}", "title": f"{tag} number {i}"} for i in range(n)]
+    out += [{"type": "alias", "entry": f"{tag}:{i}", "alias": f"{tag}-alias-{i}"} for i in range(n)]
+    out += [
+        {"type": "edge", "from": f"{tag}:{i}", "to": f"{tag}:{(i + 1) % n}", "relation": "cites"}
+        for i in range(n)
+    ]
+    out += [
+        {"type": "edge", "from": f"{tag}:{i}", "to": f"{tag}:{(i + 2) % n}", "relation": "see_also"}
+        for i in range(n)
+    ]
+    return "\n".join(json.dumps(line) for line in out)
+
+
+def test_every_row_gets_a_history_row_of_the_import_operation(bank):
+    phases = []
+    result = import_bank(
+        bank, lines(30), actor="agent:loader", progress=lambda p, d, t: phases.append((p, d, t))
+    )
+    op = result["operation"]
+    assert (result["created"], result["aliases_created"], result["edges_created"]) == (30, 30, 60)
+    for model, count in ((Entry, 30), (Alias, 30), (Edge, 60)):
+        rows = model.history.model.objects.filter(operation_id=op)
+        assert rows.count() == count == model.objects.filter(bank=bank).count()
+        assert set(rows.values_list("history_type", "history_actor")) == {("+", "agent:loader")}
+        assert set(rows.values_list("id", flat=True)) == set(
+            model.objects.filter(bank=bank).values_list("pk", flat=True)
+        )
+    assert ("writing entries", 30, 30) in phases and ("writing edges", 60, 60) in phases
+    assert ("writing aliases", 30, 30) in phases
+    # One revertible operation: the revert removes all of it.
+    revert_operation(bank, op, "wrong file")
+    assert not Entry.objects.filter(bank=bank).exists()
+    assert not Edge.objects.filter(bank=bank).exists()
+
+
+def test_a_bad_line_writes_nothing(bank):
+    text = lines(20) + "\n" + json.dumps({"type": "edge", "from": "svc:1", "to": "nope"})
+    with pytest.raises(ImportFailed) as failed:
+        import_bank(bank, text)
+    assert [e["line"] for e in failed.value.extra["errors"]] == [81]
+    assert not Entry.objects.filter(bank=bank).exists()
+
+
+def test_reimport_changes_nothing_and_a_changed_edge_is_replaced(bank):
+    import_bank(bank, lines(10))
+    assert import_bank(bank, lines(10))["operation"] is None
+    changed = lines(10).replace('"relation": "cites"}', '"relation": "cites", "note": "Why."}', 1)
+    result = import_bank(bank, changed)
+    assert (result["edges_updated"], result["edges_unchanged"]) == (1, 19)
+    (new,) = Edge.objects.filter(bank=bank, invalidated_at__isnull=True, note="Why.")
+    assert new.replaces.invalidated_at is not None
+
+
+def test_import_statements_do_not_grow_with_the_lines(bank, other_bank):
+    with CaptureQueriesContext(connection) as small:
+        import_bank(bank, lines(10, "a"))
+    with CaptureQueriesContext(connection) as large:
+        import_bank(other_bank, lines(200, "b"))
+    assert len(small.captured_queries) == len(large.captured_queries)
+
+
+def test_many_new_entries_are_embedded_by_a_job_with_progress(
+    bank, hashing_embedder, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        result = import_bank(bank, lines(300))
+    job = Job.objects.get(public_id=result["embedding_job"])
+    assert job.kind == "embed" and job.status == "succeeded"  # eager Celery: ran at commit
+    assert job.progress_done == job.progress_total == 300
+    assert Entry.objects.filter(bank=bank, embedding__isnull=False).count() == 300
