@@ -150,9 +150,7 @@ class AliasLines:
         """Add the aliases the bank does not have yet: one read, then COPY with history."""
         from kb import audit
 
-        taken = set(
-            Alias.objects.filter(bank=state.bank).values_list("normalized", flat=True)
-        )
+        taken = set(Alias.objects.filter(bank=state.bank).values_list("normalized", flat=True))
         now = timezone.now()
         rows = []
         for item in items:
@@ -195,7 +193,9 @@ def _require_linkable_ends(lines: dict[int, int]) -> None:
     for pk, line in sorted(lines.items(), key=lambda kv: kv[1]):
         status = states.get(pk, ("deleted", None))[0]
         if status in ("merged", "deleted"):
-            raise InvalidInput(f"line {line}: an entry of this edge was {status}; link the survivor.")
+            raise InvalidInput(
+                f"line {line}: an entry of this edge was {status}; link the survivor."
+            )
 
 
 def _overlaps(a_from, a_to, b_from, b_to) -> bool:
@@ -293,10 +293,22 @@ class EdgeLines:
         the file changes and append the new rows set-wise (COPY), each with history rows."""
         types = edge_types_for_bank(state.bank)
         believed: dict[tuple, list[Edge]] = {}
-        for edge in Edge.objects.filter(bank=state.bank, invalidated_at__isnull=True).only(
-            "id", "from_entry_id", "to_entry_id", "type_id", "valid_from", "valid_to", "note",
-            "label", "evidence", "source",
-        ).iterator(chunk_size=20_000):
+        for edge in (
+            Edge.objects.filter(bank=state.bank, invalidated_at__isnull=True)
+            .only(
+                "id",
+                "from_entry_id",
+                "to_entry_id",
+                "type_id",
+                "valid_from",
+                "valid_to",
+                "note",
+                "label",
+                "evidence",
+                "source",
+            )
+            .iterator(chunk_size=20_000)
+        ):
             believed.setdefault((edge.from_entry_id, edge.to_entry_id, edge.type_id), []).append(
                 edge
             )
