@@ -34,6 +34,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
+# Where the modules the old code imports live since the layout change.
+OLD_PATHS = {
+    "graph.services.edges": "graph.edges.links",
+    "graph.services.vocab": "graph.edges.vocab",
+    "graph.services.aliases": "graph.resolution.aliases",
+    "graph.services.timeutil": "graph.edges.clocks",
+}
+
+
 def load_old(commit: str):
     """The importer as it was at ``commit``: its own line-type registry, its own modules."""
 
@@ -45,7 +54,7 @@ def load_old(commit: str):
             check=True,
             cwd=ROOT,
         ).stdout
-        for old, new in replace.items():
+        for old, new in {**OLD_PATHS, **replace}.items():
             source = source.replace(old, new)
         mod = types.ModuleType(name)
         mod.__file__ = f"<{commit}:{path}>"
@@ -113,7 +122,7 @@ def main() -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from graph.services import debian
+    from graph.ingest import debian
     from kb.models import Bank
     from kb.services.bulk import import_bank
     from kb.services.embedding import embed_in_batches

@@ -71,7 +71,7 @@ class Setup:
         self.bank, self.rng = bank, rng
         self.kind = EntryKind.objects.get(bank=None, name="fact")
         self.serial = 0
-        from graph.services.vocab import edge_types_for_bank
+        from graph.edges.vocab import edge_types_for_bank
 
         self.types = edge_types_for_bank(bank)
         with audit.operation(bank, OperationKind.IMPORT, reason="benchmark set-up") as op:
@@ -146,6 +146,15 @@ class Setup:
         )
 
 
+# Where the modules the old code imports live since the layout change.
+OLD_PATHS = {
+    "graph.services.edges": "graph.edges.links",
+    "graph.services.vocab": "graph.edges.vocab",
+    "graph.services.aliases": "graph.resolution.aliases",
+    "graph.services.timeutil": "graph.edges.clocks",
+}
+
+
 def old_curation(commit: str):
     """``graph/services/curation.py`` as it was at ``commit``, loaded as a module of its own
     (it imports today's edges, vocab and audit modules, which kept their interfaces)."""
@@ -159,6 +168,8 @@ def old_curation(commit: str):
         check=True,
         cwd=Path(__file__).resolve().parent.parent,
     ).stdout
+    for before, after in OLD_PATHS.items():
+        source = source.replace(before, after)
     module = types.ModuleType("bench_old_curation")
     module.__file__ = f"<{commit}:graph/services/curation.py>"
     sys.modules[module.__name__] = module
@@ -233,7 +244,8 @@ def main() -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from graph.services.curation import merge_entries, revert_operation
+    from graph.curation.merge import merge_entries
+    from graph.curation.revert import revert_operation
     from kb.models import Bank
 
     load_start = os.getloadavg()[0]

@@ -1,6 +1,6 @@
 """Delete with bridging in a constant number of statements.
 
-The rules are those of ``delete_entry`` (graph.services.curation): every current X→B→Y
+The rules are those of ``delete_entry`` (graph.curation.delete): every current X→B→Y
 becomes X→Y, with the hops' relation when both hops share it and it is transitive, else
 ``see_also``, with evidence naming B and both hops; a bridge whose triple X→Y is already
 current (or believed over its whole valid time) is not written. Then B's edges close and its
@@ -18,8 +18,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from graph.curation.edge_rows import append_edges, close_edges
+from graph.edges.links import current_q, lock_entries
 from graph.models import Alias, Edge, EdgeSource
-from graph.services.edges import current_q, lock_entries
 from kb.errors import Conflict
 from kb.models import Bank, Entry, EntryStatus
 
@@ -57,8 +57,8 @@ def _current(lo, hi, now: dt.datetime) -> bool:
 def apply_delete(bank: Bank, entry: Entry, reason: str, types: dict, op) -> DeleteWrite:
     """Bridge over ``entry``, close its edges, drop its aliases and mark it deleted, inside the
     open operation ``op``; the caller holds the entry's exclusive lock."""
+    from graph.curation.merge import uncovered_interval
     from graph.curation.setwise_revert import delete_rows
-    from graph.services.curation import uncovered_interval
 
     now = timezone.now()
     edges = list(

@@ -1,6 +1,6 @@
 """Merge B into A in a constant number of statements, whatever the number of B's edges.
 
-The rules are those of ``merge_entries`` (graph.services.curation): every believed edge of
+The rules are those of ``merge_entries`` (graph.curation.merge): every believed edge of
 ``away``, in id order, is dropped as a would-be self-loop, collapses into a believed edge of
 the same (from, to, type) that is current or already covers its valid time, or is re-pointed
 (trimmed to the valid time not yet covered). :func:`plan_merge` decides each edge's fate in
@@ -24,9 +24,9 @@ from graph.curation.edge_rows import (
     move_aliases,
     set_evidence,
 )
+from graph.edges.links import lock_entries
 from graph.models import Edge
-from graph.services.aliases import normalize
-from graph.services.edges import lock_entries
+from graph.resolution.aliases import normalize
 from kb.errors import Conflict
 from kb.models import Bank, Entry, EntryStatus
 
@@ -72,7 +72,7 @@ def plan_merge(
 ) -> MergePlan:
     """Each of ``away_edges``' fate (in id order); writes nothing. ``keep_edges`` are keep's
     believed edges: every re-pointed edge has keep at one end, so only they can clash."""
-    from graph.services.curation import uncovered_interval
+    from graph.curation.merge import uncovered_interval
 
     away_ids = {e.pk for e in away_edges}
     believed: dict[tuple, list[Edge]] = {}

@@ -3,9 +3,10 @@ a revert that names blocking operations converges."""
 
 import pytest
 
+from graph.curation.merge import merge_entries
+from graph.curation.revert import revert_operation
+from graph.edges.links import link, unlink
 from graph.models import Edge
-from graph.services.curation import merge_entries, revert_operation
-from graph.services.edges import link, unlink
 from kb.errors import Conflict
 
 pytestmark = pytest.mark.django_db

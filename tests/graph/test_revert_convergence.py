@@ -13,8 +13,10 @@ from django.db import transaction
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from graph.services.curation import delete_entry, merge_entries, revert_operation
-from graph.services.edges import link, retype, unlink
+from graph.curation.delete import delete_entry
+from graph.curation.merge import merge_entries
+from graph.curation.revert import revert_operation
+from graph.edges.links import link, retype, unlink
 from kb.errors import Conflict, InvalidInput, KbError, NotFound
 from kb.models import Bank, Operation
 from kb.services.entries import clean_entry_data, create_entry

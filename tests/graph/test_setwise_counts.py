@@ -7,11 +7,13 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from graph.curation.delete import delete_entry
 from graph.curation.edge_rows import append_edges
+from graph.curation.merge import merge_entries
+from graph.curation.revert import revert_operation
+from graph.curation.split import split_entry
+from graph.edges.vocab import edge_types_for_bank
 from graph.models import Edge
-from graph.services.curation import delete_entry, merge_entries, revert_operation
-from graph.services.split import split_entry
-from graph.services.vocab import edge_types_for_bank
 from kb import audit
 from kb.history_rows import record_rows
 from kb.models import Entry, EntryKind, OperationKind

@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from graph.curation.revert import revert_operation
 from graph.models import Alias, Edge
-from graph.services.curation import revert_operation
 from kb.models import Entry, Job
 from kb.services.bulk import ImportFailed, import_bank
 
