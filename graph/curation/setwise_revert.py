@@ -20,6 +20,7 @@ import functools
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, connection, models, transaction
+from django.db.models import Subquery
 from django.utils import timezone
 
 from graph.models import Alias, Edge
@@ -76,21 +77,27 @@ def plan_revert(op: Operation) -> RevertPlan:
     later_ops: dict[tuple, list[int]] = {}
     for model in audited_models():
         hist = model.history.model
-        rows = list(hist.objects.filter(operation_id=op.pk).order_by("history_id"))
-        if not rows:
-            continue
-        by_object: dict[int, list] = {}
-        for row in rows:
-            by_object.setdefault(row.id, []).append(row)
+        # The whole timeline of every object the operation touched, in one read.
+        touched = hist.objects.filter(operation_id=op.pk).values("id")
         timeline: dict[int, list] = {}
-        for row in hist.objects.filter(id__in=list(by_object)).order_by("id", "history_id"):
+        by_object: dict[int, list] = {}
+        for row in hist.objects.filter(id__in=Subquery(touched)).order_by("id", "history_id"):
             timeline.setdefault(row.id, []).append(row)
-        present = model.objects.in_bulk(list(by_object))
+            if row.operation_id == op.pk:
+                by_object.setdefault(row.id, []).append(row)
+        if not by_object:
+            continue
+        present = {
+            values[0]: values[1:]
+            for values in model.objects.filter(pk__in=list(by_object)).values_list(
+                "pk", *_fields(model)
+            )
+        }
         for obj_id, obj_rows in by_object.items():
             first, last = obj_rows[0], obj_rows[-1]
             before = [r for r in timeline[obj_id] if r.history_id < first.history_id]
             plan.rows.append(RowPlan(model, obj_id, before[-1] if before else None, last))
-            if _state(model, present.get(obj_id)) == _left_by(model, last):
+            if present.get(obj_id) == _left_by(model, last):
                 continue  # as the operation left it: later changes were undone
             after = [
                 r
