@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -134,6 +135,14 @@ def main() -> None:
     print(f"index: {len(packages)} packages, read and parsed in {time.perf_counter() - t:.1f}s")
     rows: list[tuple[str, str]] = []
     banks = []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still drop the banks
+
+    class Rows(list):
+        def append(self, row):  # print each figure as soon as it is measured
+            print(f"  = {row[0]}: {row[1]}", flush=True)
+            super().append(row)
+
+    rows = Rows()
 
     def progress_printer(label: str):
         last = {}
