@@ -161,7 +161,9 @@ def _entry_block(
             content = content[:CONTENT_CHARS].rstrip() + " …[cut]"
         lines.append(content)
     if entry.get("steps"):
-        lines.extend(f"{i}. {_one_line(str(step), 200)}" for i, step in enumerate(entry["steps"], 1))
+        lines.extend(
+            f"{i}. {_one_line(str(step), 200)}" for i, step in enumerate(entry["steps"], 1)
+        )
     if pointers:
         lines.append("Related:")
         lines.extend(_pointer_line(p) for p in pointers)

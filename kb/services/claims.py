@@ -143,8 +143,7 @@ def claim(
                 continue  # released or expired between our insert and this read: try again
             if held.holder != holder:
                 raise Conflict(
-                    f"{subject!r} is claimed by {held.holder} until "
-                    f"{held.expires_at.isoformat()}.",
+                    f"{subject!r} is claimed by {held.holder} until {held.expires_at.isoformat()}.",
                     code="claim_held",
                     fields={
                         "holder": held.holder,
@@ -185,8 +184,17 @@ def _insert_unless_held(bank, subject, key, entry, holder, note, now, expires_at
             ON CONFLICT (bank_id, subject_key) WHERE released_at IS NULL DO NOTHING
             RETURNING id
             """,
-            [bank.pk, subject, key, entry.pk if entry else None, holder, note, now, expires_at,
-             actor],
+            [
+                bank.pk,
+                subject,
+                key,
+                entry.pk if entry else None,
+                holder,
+                note,
+                now,
+                expires_at,
+                actor,
+            ],
         )
         row = cursor.fetchone()
     return row[0] if row else None
@@ -240,7 +248,9 @@ def live_claims(
     queryset = _live(Claim.objects.filter(bank=bank), now)
     if subject is not None:
         subject = _text(subject, "subject", MAX_SUBJECT, required=True)
-        queryset = queryset.filter(subject_key=normalise_subject(subject, subject_entry(bank, subject)))
+        queryset = queryset.filter(
+            subject_key=normalise_subject(subject, subject_entry(bank, subject))
+        )
     if entries is not None or subjects is not None:
         keys = [normalise_subject("", e) for e in entries or []]
         keys += [normalise_subject(s) for s in subjects or [] if s.strip()]

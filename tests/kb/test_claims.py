@@ -40,7 +40,8 @@ def test_same_holder_renews_and_keeps_the_row(bank):
 def test_expired_claim_never_blocks(bank):
     old = claims.claim(bank, "x", "agent:a", ttl_seconds=60).claim
     Claim.objects.filter(pk=old.pk).update(
-        since=timezone.now() - dt.timedelta(hours=2), expires_at=timezone.now() - dt.timedelta(hours=1)
+        since=timezone.now() - dt.timedelta(hours=2),
+        expires_at=timezone.now() - dt.timedelta(hours=1),
     )
     assert claims.live_claims(bank) == []
     new = claims.claim(bank, "x", "agent:b")
@@ -122,7 +123,11 @@ def test_rest_scopes_and_tenancy(bank, other_bank, token_client):
     assert other.post(url, {"subject": "x", "holder": "a"}, format="json").status_code == 404
     assert other.post(f"{url}/1/release", {}, format="json").status_code == 404
     writer = token_client(bank)
-    for body in ({"subject": "x", "holder": "a", "ttl_seconds": True}, {"subject": "x", "zz": 1}, []):
+    for body in (
+        {"subject": "x", "holder": "a", "ttl_seconds": True},
+        {"subject": "x", "zz": 1},
+        [],
+    ):
         response = writer.post(url, body, format="json")
         assert response.status_code == 400, body
     assert writer.post(f"{url}/abc/release", {}, format="json").status_code == 404
