@@ -13,6 +13,7 @@ The token comes from the transport: fixed for stdio (``manage.py mcp --token``),
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
@@ -29,6 +30,8 @@ from mcp.types import (
 
 from mcpserver import dispatch
 from mcpserver.tools import input_schema, tool_specs
+
+logger = logging.getLogger("kb.mcp")
 
 SERVER_NAME = "knowledge-bank"
 SERVER_VERSION = "1.0"
@@ -136,9 +139,22 @@ def build_server(token_source: TokenSource) -> Server:
                 content=[TextContent(type="text", text=f"unknown_tool: No tool {params.name!r}.")],
                 is_error=True,
             )
-        answer = await sync_to_async(dispatch.call_tool, thread_sensitive=False)(
-            spec, params.arguments, token_source(ctx)
-        )
+        try:
+            answer = await sync_to_async(dispatch.call_tool, thread_sensitive=False)(
+                spec, params.arguments, token_source(ctx)
+            )
+        except Exception:  # noqa: BLE001 — a tool error the model can read, never a protocol error
+            logger.exception("MCP tool %s failed", params.name)
+            answer = dispatch.ToolAnswer(
+                500,
+                {
+                    "error": {
+                        "code": "internal_error",
+                        "message": "Something went wrong on our side; nothing was written.",
+                        "fields": {},
+                    }
+                },
+            )
         return result_for(answer)
 
     return Server(
