@@ -92,7 +92,7 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "not a summary of the content. If it corrects, supersedes or refines an entry "
                 "you read, say so in `connections` so the edge lands with the entry. "
                 + NOTE_RULE
-                + " Do NOT use it for session logs, progress reports, to-do items or transient "
+                + " Not for session logs, progress reports, to-do items or transient "
                 "state ('I am now running the tests'): those are refused with not_a_learning. "
                 "Search first; if an entry already says it, link or verify instead."
             ),
@@ -160,8 +160,8 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "Join two existing entries with a typed edge when you are sure they belong "
                 "together: one corrects, supersedes or clarifies the other, a recipe cites an "
                 "analysis, a service depends_on another. Direction matters: `from` corrects "
-                "`to`. " + NOTE_RULE + " Never link on mere similarity. When you are writing a "
-                "new learning, put the connection in report_learning instead."
+                "`to`. " + NOTE_RULE + " Not for mere similarity: never link on a hunch. When "
+                "you are writing a new learning, put the connection in report_learning instead."
             ),
             properties={
                 "from": ENTRY_ID,
@@ -286,7 +286,8 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             description=(
                 "Before editing files, ask which entries are anchored to them or to the "
                 "symbols you touch: constraints and gotchas surface whatever words you had in "
-                "mind. Give paths relative to the repository root."
+                "mind. Give paths relative to the repository root. Not for questions in "
+                "words (use query_knowledge_bank)."
             ),
             properties={
                 "files": STRINGS,
@@ -321,7 +322,8 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             path_ids=("claim_id",),
             description=(
                 "Release a claim when the work is done or abandoned, so others may take it. "
-                "Releasing an ended claim changes nothing."
+                "Releasing an ended claim changes nothing. Not for someone else's live claim "
+                "unless they asked you to: coordinate instead."
             ),
             properties={"claim_id": {"type": "integer"}, "reason": {"type": "string"}},
             required=("claim_id",),
@@ -336,7 +338,7 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "for the task (folded results and their pointers' notes), entries anchored to "
                 "the files and symbols you will edit, live claims on them and open workflow "
                 "findings, packed within `budget_tokens`. `truncated` says something did not "
-                "fit. Use query_knowledge_bank for follow-up questions."
+                "fit. Not for follow-up questions mid-task (use query_knowledge_bank)."
             ),
             properties={
                 "task": {"type": "string"},
@@ -357,7 +359,8 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "Holes in a business process: dead ends, decisions with one branch, "
                 "requirements nothing produces, unowned or unreachable steps, loops with no "
                 "exit. With `process_id` (the process entry's id) the latest gap report; "
-                "without it the bank's processes with their open findings counts."
+                "without it the bank's processes with their open findings counts. Not for "
+                "engineering knowledge (use query_knowledge_bank)."
             ),
             properties={"process_id": ENTRY_ID},
         ),
