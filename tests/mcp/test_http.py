@@ -30,7 +30,7 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def live_server(mcp_world):
+def uvicorn_server(mcp_world):
     env = server_env()
     port = free_port()
     process = start_uvicorn(port, env)
@@ -54,32 +54,34 @@ def live_server(mcp_world):
 
 
 def connect(base: str, raw_token: str):
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw_token}"})
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {raw_token}"}, timeout=httpx2.Timeout(30, read=300)
+    )
     return http, Client(streamable_http_client(f"{base}/mcp", http_client=http))
 
 
-def test_every_tool_over_http_equals_rest(live_server, mcp_world):
+def test_every_tool_over_http_equals_rest(uvicorn_server, mcp_world):
     async def session():
-        http, client = connect(live_server, mcp_world["writer"])
+        http, client = connect(uvicorn_server, mcp_world["writer"])
         async with http, client:
             await run_session(client, Rest(mcp_world["writer"], "acme"))
-        http, client = connect(live_server, mcp_world["reader"])
+        http, client = connect(uvicorn_server, mcp_world["reader"])
         async with http, client:
             await run_read_only_session(client)
 
     anyio.run(session)
 
 
-def test_http_without_a_valid_token_is_401_and_rest_still_served(live_server, mcp_world):
+def test_http_without_a_valid_token_is_401_and_rest_still_served(uvicorn_server, mcp_world):
     async def probe():
         async with httpx2.AsyncClient() as http:
             initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
-            missing = await http.post(f"{live_server}/mcp", json=initialize)
+            missing = await http.post(f"{uvicorn_server}/mcp", json=initialize)
             wrong = await http.post(
-                f"{live_server}/mcp", json=initialize, headers={"Authorization": "Bearer kb_x"}
+                f"{uvicorn_server}/mcp", json=initialize, headers={"Authorization": "Bearer kb_x"}
             )
             rest = await http.get(
-                f"{live_server}/api/v1/banks/acme/claims",
+                f"{uvicorn_server}/api/v1/banks/acme/claims",
                 headers={"Authorization": f"Bearer {mcp_world['writer']}"},
             )
             return missing, wrong, rest
