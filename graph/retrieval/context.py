@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from graph.retrieval.query import QueryParams, run_query
 from graph.retrieval.tokens import count_tokens
-from graph.services.query import QueryParams, run_query
 from kb.errors import InvalidInput
 from kb.models import Bank, Claim, Entry
 from kb.services.claims import live_claims

@@ -11,7 +11,6 @@ import datetime as dt
 import os
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import anyio
@@ -19,7 +18,6 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 ROOT = Path(__file__).resolve().parents[2]
-BROKER = os.environ.get("KB_TEST_BROKER_URL", "redis://127.0.0.1:6379/14")
 
 TOOL_NAMES = {
     "query_knowledge_bank",
@@ -40,16 +38,11 @@ TOOL_NAMES = {
 
 
 def server_env() -> dict[str, str]:
-    """The environment of a server process on this test database.
-
-    Embeddings are queued on a Redis queue of the test's own that no worker consumes: these
-    tests are about the MCP transports, and retrieval runs on its lexical arm.
-    """
+    """The environment of a server process on this test database (the hashing embedder, as
+    in this process, so both sides rank a query alike)."""
     env = {
         "KB_DATABASE_NAME": connection.settings_dict["NAME"],
         "KB_EMBEDDER": "hashing",
-        "CELERY_BROKER_URL": BROKER,
-        "CELERY_TASK_DEFAULT_QUEUE": f"kbtest-mcp-{uuid.uuid4().hex[:8]}",
         "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     if os.environ.get("DATABASE_URL"):
@@ -57,12 +50,6 @@ def server_env() -> dict[str, str]:
             os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + connection.settings_dict["NAME"]
         )
     return env
-
-
-def purge_queue(env: dict[str, str]) -> None:
-    import redis
-
-    redis.Redis.from_url(BROKER).delete(env["CELERY_TASK_DEFAULT_QUEUE"])
 
 
 def manage_py() -> list[str]:

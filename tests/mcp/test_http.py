@@ -13,7 +13,6 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.mcp.scenario import (
     Rest,
-    purge_queue,
     run_read_only_session,
     run_session,
     server_env,
@@ -50,7 +49,6 @@ def uvicorn_server(mcp_world):
         process.wait(timeout=20)
     except Exception:  # noqa: BLE001
         process.kill()
-    purge_queue(env)
 
 
 def connect(base: str, raw_token: str):

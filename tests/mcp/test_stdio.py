@@ -12,7 +12,6 @@ from tests.mcp.scenario import (
     ROOT,
     Rest,
     manage_py,
-    purge_queue,
     run_read_only_session,
     run_session,
     server_env,
@@ -34,10 +33,7 @@ def test_every_tool_over_stdio_equals_rest(mcp_world):
         async with Client(stdio(mcp_world["writer"], env)) as client:
             await run_session(client, Rest(mcp_world["writer"], "acme"))
 
-    try:
-        anyio.run(session)
-    finally:
-        purge_queue(env)
+    anyio.run(session)
 
 
 def test_read_only_token_over_stdio_via_kb_token(mcp_world):
