@@ -136,7 +136,7 @@ def test_rest_scopes_and_tenancy(bank, other_bank, token_client):
     )
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_sixteen_concurrent_claims_one_winner():
     bank = Bank.objects.create(slug="race", name="Race")
     _, raw = create_token("racer", [bank], "read,write")

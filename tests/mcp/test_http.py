@@ -19,7 +19,10 @@ from tests.mcp.scenario import (
     start_uvicorn,
 )
 
-pytestmark = [pytest.mark.xdist_group("mcp_servers")]
+pytestmark = [
+    pytest.mark.xdist_group("mcp_servers"),
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
 
 
 def free_port() -> int:

@@ -17,7 +17,10 @@ from tests.mcp.scenario import (
     server_env,
 )
 
-pytestmark = [pytest.mark.xdist_group("mcp_servers")]
+pytestmark = [
+    pytest.mark.xdist_group("mcp_servers"),
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
 
 
 def stdio(raw_token: str | None, env: dict) -> StdioServerParameters:
