@@ -23,7 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+# This file is named mcp.py: keep its folder off the path so `import mcp` finds the SDK.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ["KB_EMBEDDER"] = "hashing"
@@ -94,7 +97,7 @@ async def measure(base: str, raw: str, bank: str, queries: int, warmup: int) -> 
 
     headers = {"Authorization": f"Bearer {raw}"}
     timeout = httpx2.Timeout(30, read=300)
-    times: dict[str, list[float]] = {"rest": [], "mcp_http": [], "mcp_stdio": []}
+    times: dict[str, list[float]] = {"rest": [], "mcp_http": [], "mcp_stdio": [], "service": []}
     stdio = StdioServerParameters(
         command=sys.executable,
         args=[str(ROOT / "manage.py"), "mcp", "--token", raw],
@@ -123,6 +126,7 @@ async def measure(base: str, raw: str, bank: str, queries: int, warmup: int) -> 
             stdio_ms = (time.perf_counter() - started) * 1000
             assert not result.is_error, result.content
             if i >= warmup:
+                times["service"].append(response.json()["stats"]["took_ms"])
                 times["rest"].append(rest_ms)
                 times["mcp_http"].append(http_ms)
                 times["mcp_stdio"].append(stdio_ms)
@@ -169,6 +173,7 @@ def main() -> None:
     )
     print(f"{'path':<22}{'p50 ms':>9}{'p95 ms':>9}{'mean ms':>9}")
     for name, label in [
+        ("service", "query service alone"),
         ("rest", "REST POST /query"),
         ("mcp_http", "MCP streamable HTTP"),
         ("mcp_stdio", "MCP stdio"),
