@@ -626,7 +626,7 @@ def preview_merge(keep: Entry, away: Entry) -> MergePreview:
     surfaces = [s for s in (away.short_id, away.key, away.title) if s]
     forms_of = {s: alias_service.normalize(s) for s in surfaces}
     taken = set(
-        Alias.objects.filter(bank_id=bank_id, normalized__in=set(forms_of.values())).values_list(
+        Alias.objects.filter(bank_id=bank_id, entry__in=[keep, away]).values_list(
             "normalized", flat=True
         )
     )
@@ -749,14 +749,6 @@ class NewAliasForm(forms.ModelForm):
             norm = alias_service.normalize(surface)
             if not norm:
                 raise ValidationError("An alias needs letters or digits.")
-            clash = (
-                Alias.objects.filter(bank_id=self.parent.bank_id, normalized=norm)
-                .exclude(entry=self.parent)
-                .select_related("entry")
-                .first()
-            )
-            if clash is not None:
-                raise ValidationError(f"This alias already names {_entry_label(clash.entry)}.")
         return surface
 
     def write(self, entry: Entry) -> Alias:

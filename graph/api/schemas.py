@@ -62,6 +62,8 @@ class InvalidateSerializer(ReasonSerializer):
 class CandidateSerializer(serializers.Serializer):
     id = serializers.CharField()
     title = serializers.CharField()
+    kind = serializers.CharField()
+    key = serializers.CharField(allow_null=True)
     score = serializers.FloatField()
 
 
