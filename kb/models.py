@@ -283,6 +283,7 @@ class OperationKind(models.TextChoices):
     UNLINK = "unlink"
     RETYPE = "retype"
     INVALIDATE = "invalidate"
+    RENOTE = "renote"
     MERGE = "merge"
     SPLIT = "split"
     DELETE = "delete"

@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from kb.api import schemas
+
 
 class EdgeEndsMixin:
     # Adds the "from" and "to" fields ("from" is a Python keyword, so not a class attribute).
@@ -76,6 +78,11 @@ class ResolveSerializer(serializers.Serializer):
     candidates = CandidateSerializer(many=True)
 
 
+class RenoteSerializer(serializers.Serializer):
+    note = serializers.CharField(allow_blank=True, help_text="How the other entry pertains.")
+    reason = serializers.CharField()
+
+
 class MergeRequestSerializer(serializers.Serializer):
     keep = serializers.CharField()
     away = serializers.CharField()
@@ -110,3 +117,7 @@ class RevertRequestSerializer(ReasonSerializer):
 class RevertResultSerializer(serializers.Serializer):
     operation = serializers.IntegerField()
     reverted = serializers.IntegerField()
+
+
+class EdgeWrittenSerializer(EdgeSerializer):
+    warnings = schemas.WriteWarningSerializer(many=True)
