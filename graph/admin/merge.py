@@ -126,7 +126,7 @@ def preview_merge(keep: Entry, away: Entry) -> MergePreview:
     surfaces = [s for s in (away.short_id, away.key, away.title) if s]
     forms_of = {s: alias_service.normalize(s) for s in surfaces}
     taken = set(
-        Alias.objects.filter(bank_id=bank_id, normalized__in=set(forms_of.values())).values_list(
+        Alias.objects.filter(bank_id=bank_id, entry__in=[keep, away]).values_list(
             "normalized", flat=True
         )
     )

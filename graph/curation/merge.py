@@ -167,13 +167,21 @@ def merge_entries(
             else:
                 repointed += 1
         aliases_added = 0
+        kept_forms = set(
+            Alias.objects.filter(bank=bank, entry=keep).values_list("normalized", flat=True)
+        )
         for alias in Alias.objects.select_for_update(of=("self",)).filter(bank=bank, entry=away):
+            if alias.normalized in kept_forms:
+                alias.delete()  # both named the form: the merged entry is its one answer now
+                continue
             alias.entry = keep
             alias.save()
+            kept_forms.add(alias.normalized)
             aliases_added += 1
         for surface in filter(None, [away.short_id, away.key, away.title]):
             norm = normalize(surface)
-            if norm and not Alias.objects.filter(bank=bank, normalized=norm).exists():
+            if norm and norm not in kept_forms:
+                kept_forms.add(norm)
                 Alias.objects.create(
                     bank=bank,
                     entry=keep,
