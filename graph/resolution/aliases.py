@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
@@ -17,7 +20,7 @@ from kb.models import Bank, Entry, EntryStatus, OperationKind
 RESOLVE_CONFIDENT = 88.0  # a single clear winner at or above this resolves
 RESOLVE_MARGIN = 8.0  # ... and it must beat the runner-up by this much (else: ambiguous)
 RESOLVE_FLOOR = 72.0  # abstention: below this nothing is a candidate, so not_found
-ENTITY_BONUS = 6.0  # a bare name (a few words) prefers kinds that name things
+ENTITY_BONUS = 5.0  # a bare name (a few words) prefers kinds that name things
 BARE_NAME_WORDS = 4
 
 
@@ -93,13 +96,20 @@ def _key_forms(key: str) -> list[str]:
     return forms
 
 
-def surface_score(query: str, surface: str, generic: set[str] = frozenset()) -> float:
+def surface_score(
+    query: str,
+    surface: str,
+    generic: set[str] = frozenset(),
+    weight: Callable[[str], float] | None = None,
+) -> float:
     """How well ``surface`` (normalised) names what ``query`` (normalised) asks for, 0–100.
 
     Full-string similarity (typos, word order), or containment: every query word is in the
-    surface, scored by how much of the surface the query covers. ``generic`` words (the
-    entry's kind name: "Billing *service*") do not count against the cover. Partial-substring
-    scores are never used: they made every title containing "billing" a 0.9 tie.
+    surface, scored by how much of the surface the query covers, each word counted by
+    ``weight`` (its rarity in the bank: "Dr" covers less of "Dr Okafor" than "Okafor" does).
+    ``generic`` words (the entry's kind name: "Billing *service*") do not count against the
+    cover. Partial-substring scores are never used: they made every title containing
+    "billing" a 0.9 tie.
     """
     if query == surface:
         return 100.0
@@ -107,8 +117,9 @@ def surface_score(query: str, surface: str, generic: set[str] = frozenset()) -> 
     q_words, s_words = set(query.split()), set(surface.split())
     if q_words and q_words <= s_words:
         meaningful = (s_words - generic) | (q_words & generic)
-        cover = len(q_words) / max(len(meaningful), 1)
-        best = max(best, 70.0 + 25.0 * cover)
+        w = weight or (lambda _word: 1.0)
+        cover = sum(map(w, q_words)) / max(sum(map(w, meaningful)), 1e-9)
+        best = max(best, 70.0 + 25.0 * min(cover, 1.0))
     return float(best)
 
 
@@ -161,7 +172,9 @@ def _fuzzy(bank: Bank, live, norm: str, limit: int) -> Resolution:
     meta: dict[int, tuple[str, bool]] = {}
     for pk, title, key, kind, entity, structural in rows:
         forms = {normalize(title)} if title else set()
-        for form in _key_forms(key) if key else []:
+        # A key names its entry; its last segment is a bare name only for entity kinds
+        # ("service:billing" is "billing", "recipe:ledger" is no name for "ledger").
+        for form in (_key_forms(key) if entity or structural else [key]) if key else []:
             forms.add(normalize(form))
         surfaces[pk] = {f for f in forms if f}
         meta[pk] = (kind, bool(entity or structural))
@@ -170,11 +183,19 @@ def _fuzzy(bank: Bank, live, norm: str, limit: int) -> Resolution:
     ):
         surfaces[pk].add(alias_norm)
     bare = _bare_name(norm)
+    frequency = Counter(
+        word for forms in surfaces.values() for word in set(" ".join(forms).split())
+    )
+    total = max(len(surfaces), 1)
+
+    def rarity(word: str) -> float:
+        return math.log(1 + total / frequency.get(word, 1))
+
     scored: list[tuple[float, int]] = []
     for pk, forms in surfaces.items():
         kind, entity = meta[pk]
         generic = set(normalize(kind).split())
-        score = max((surface_score(norm, form, generic) for form in forms), default=0.0)
+        score = max((surface_score(norm, form, generic, rarity) for form in forms), default=0.0)
         if score < RESOLVE_FLOOR:
             continue
         if bare and entity:

@@ -121,3 +121,15 @@ def test_surface_score_shapes():
     )
     assert surface_score("reports servce", "reports service") >= 90  # a typo still matches
     assert surface_score("ledger", "ledger reconciliation recipe") < 88
+
+
+def test_labelled_set_of_two_domains():
+    """Resolve on the labelled set of bench/resolve.py: precision first, then abstention."""
+    from bench.labs.resolve_eval import domains, evaluate, load_domain
+    from kb.models import Bank
+
+    for name, spec in domains().items():
+        bank = Bank.objects.create(slug=f"resolve-{name}", name=name)
+        score = evaluate(bank, spec, load_domain(bank, spec))
+        assert score.precision >= 0.95, (name, score.misses)
+        assert score.recall >= 0.9 and score.abstention >= 0.9, (name, score.misses)
