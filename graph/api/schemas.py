@@ -121,3 +121,44 @@ class RevertResultSerializer(serializers.Serializer):
 
 class EdgeWrittenSerializer(EdgeSerializer):
     warnings = schemas.WriteWarningSerializer(many=True)
+
+
+class ProposalEndSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    title = serializers.CharField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    aliases = serializers.ListField(child=serializers.CharField())
+
+
+class ProposalSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["open", "approved", "rejected", "unclear"])
+    score = serializers.FloatField()
+    reasons = serializers.ListField(child=serializers.CharField())
+    a = ProposalEndSerializer(help_text="The entry the proposal would keep.")
+    b = ProposalEndSerializer(help_text="The entry the proposal would merge away.")
+    decided_by = serializers.CharField(allow_null=True)
+    decided_at = serializers.DateTimeField(allow_null=True)
+    decision_reason = serializers.CharField(allow_null=True)
+    operation = serializers.IntegerField(allow_null=True)
+
+
+class ProposalListSerializer(serializers.Serializer):
+    results = ProposalSerializer(many=True)
+    next = serializers.CharField(allow_null=True)
+
+
+class ProposalDecideSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["approve", "reject", "unclear"])
+    keep = serializers.CharField(
+        required=False, help_text="Approve only: which entry of the pair survives (default a)."
+    )
+    reason = serializers.CharField(required=False, allow_blank=True)
+
+
+class ProposalDecisionSerializer(serializers.Serializer):
+    proposal = ProposalSerializer()
+    operation = serializers.IntegerField(
+        allow_null=True, help_text="The merge operation (approve), else null."
+    )

@@ -228,7 +228,7 @@ class OperationRevertView(BankAPIView):
             force=force,
             actor=actor_for(request),
         )
-        return Response({"operation": result["operation"], "reverted": result["reverted"]})
+        return Response({"operation": result.operation.pk, "reverted": result.reverted.pk})
 
 
 def _operation(bank, op_id):

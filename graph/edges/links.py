@@ -264,23 +264,31 @@ def _require_linkable(req: LinkRequest) -> None:
             raise Conflict(f"Entry {entry.short_id} was deleted meanwhile.", code="entry_deleted")
 
 
+def check_not_believed(req: LinkRequest) -> None:
+    """409 when the triple of ``req`` is already believed for an overlapping valid time
+    (``duplicate_edge`` when that edge is current). ``write_edge`` runs it; a form may run it
+    first to show the error on the page."""
+    clash = _overlapping(req).first()
+    if clash is None:
+        return
+    if clash.is_current():
+        raise Conflict(
+            f"The edge {req.from_entry.short_id} -{req.type.name}-> {req.to_entry.short_id} already exists.",
+            code="duplicate_edge",
+            extra={"edge_id": clash.pk},
+        )
+    raise Conflict(
+        "This edge overlaps the valid time of an earlier version of the same edge; give a valid_from after it ends.",
+        code="edge_overlaps_history",
+        extra={"edge_id": clash.pk},
+    )
+
+
 def write_edge(bank: Bank, req: LinkRequest, *, replaces: Edge | None = None) -> Edge:
     """Insert one edge row inside the caller's operation; 409 if the triple is already believed
     or an end was merged away or deleted meanwhile."""
     _require_linkable(req)
-    clash = _overlapping(req).first()
-    if clash is not None:
-        if clash.is_current():
-            raise Conflict(
-                f"The edge {req.from_entry.short_id} -{req.type.name}-> {req.to_entry.short_id} already exists.",
-                code="duplicate_edge",
-                extra={"edge_id": clash.pk},
-            )
-        raise Conflict(
-            "This edge overlaps the valid time of an earlier version of the same edge; give a valid_from after it ends.",
-            code="edge_overlaps_history",
-            extra={"edge_id": clash.pk},
-        )
+    check_not_believed(req)
     ctx = audit.current()
     edge = Edge(
         bank=bank,
@@ -406,6 +414,23 @@ def unlink(bank: Bank, edge_id: Any, reason: Any, *, actor: str | None = None) -
         close_edge(edge, reason)
         audit.record(op, edges=[edge.pk])
     return edge
+
+
+def unlink_many(
+    bank: Bank, edge_ids: Iterable[Any], reason: Any, *, actor: str | None = None
+) -> list[Edge]:
+    """Close several edges of ``bank`` with one reason: one ``unlink`` operation (one
+    reviewable, revertible unit for one curator action)."""
+    reason = _require_reason(reason)
+    ids = list(dict.fromkeys(edge_ids))
+    if not ids:
+        raise InvalidInput(
+            "Name at least one edge to unlink.", code="invalid_input", fields={"edges": "Empty."}
+        )
+    with audit.operation(bank, OperationKind.UNLINK, reason=reason, actor=actor) as op:
+        closed = [unlink(bank, edge_id, reason, actor=actor) for edge_id in ids]
+        audit.record(op, edges=[e.pk for e in closed])
+    return closed
 
 
 def _lock_edge_and_ends(bank: Bank, edge_id: Any) -> Edge:

@@ -13,7 +13,7 @@ from rapidfuzz import fuzz
 
 from graph.models import Alias
 from kb import audit
-from kb.errors import InvalidInput
+from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryStatus, OperationKind
 
 # Fuzzy resolution: scores are 0–100 over titles, keys (and their last segment) and aliases.
@@ -58,6 +58,27 @@ def add_alias(
             source=source,
             actor=op.actor,
         )
+
+
+def remove_alias(
+    bank: Bank, entry: Entry, surface: str, *, reason: str = "", actor: str | None = None
+) -> Alias:
+    """Stop ``surface`` naming ``entry`` (one ``unlink`` operation; revertible). 404
+    ``alias_not_found`` when that form does not name this entry."""
+    norm = normalize(surface) if isinstance(surface, str) else ""
+    alias = Alias.objects.filter(bank=bank, entry=entry, normalized=norm).first() if norm else None
+    if alias is None:
+        raise NotFound(f"{surface!r} is not an alias of {entry.short_id}.", code="alias_not_found")
+    with audit.operation(
+        bank,
+        OperationKind.UNLINK,
+        reason=reason or "alias removed",
+        actor=actor,
+        entry=entry.short_id,
+        alias=alias.surface,
+    ):
+        alias.delete()
+    return alias
 
 
 @dataclass

@@ -124,7 +124,7 @@ class EntryDetailView(BankAPIView):
         if deleter is None:
             raise ApiError(400, "not_supported_yet", "Deleting entries needs the graph app.")
         result = deleter(bank_obj, entry_id, reason, actor=actor_for(request))
-        return Response(result)
+        return Response(result.as_json())
 
 
 class EntryVerifyView(BankAPIView):

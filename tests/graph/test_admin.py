@@ -8,8 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from graph.admin.merge import preview_merge
-from graph.curation.merge import merge_entries
+from graph.curation.merge import merge_entries, plan_merge
 from graph.curation.revert import revert_plan
 from graph.edges.links import link, unlink
 from graph.models import Alias, Edge, EdgeType, MergeProposal
@@ -472,7 +471,7 @@ def test_preview_equals_what_the_merge_did(bank, make_entry, linked):
     add_alias(bank, away, "the away one")
     add_alias(bank, keep, away.short_id.upper())  # keep already has away's short_id: not added
 
-    preview = preview_merge(keep, away)
+    preview = plan_merge(keep, away)
     result = merge_entries(bank, keep.short_id, away.short_id, "dupe")
 
     assert {k: v for k, v in result.as_json().items() if k in preview.counts()} == preview.counts()
