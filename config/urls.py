@@ -13,9 +13,11 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/v1/", include("kb.api.urls")),
+    path("api/v1/", include("kb.api.urls_claims")),
     path("api/v1/", include("graph.api.urls")),
     path("api/v1/", include("graph.api.urls_traverse")),
     path("api/v1/", include("graph.api.urls_analytics")),
+    path("api/v1/", include("graph.api.urls_context")),
     path("api/v1/", include("workflows.api.urls")),
     path("workflows/", include("workflows.urls")),
 ]

@@ -290,6 +290,8 @@ class OperationKind(models.TextChoices):
     IMPORT = "import"
     BACKFILL = "backfill"
     REVERT = "revert"
+    CLAIM = "claim"
+    RELEASE = "release"
 
 
 class Operation(BankOwned):
@@ -370,3 +372,6 @@ class Job(BankOwned):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.public_id} ({self.status})"
+
+
+from kb.models_claims import *  # noqa: E402,F401,F403
