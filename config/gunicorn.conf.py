@@ -42,3 +42,11 @@ def child_exit(server, worker):
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def post_worker_init(worker):
+    # Load the embedding model before this process takes requests, not on its first query.
+    if os.environ.get("KB_WARM_EMBEDDER", "1") == "1":
+        from kb.services.embedding import get_embedder
+
+        get_embedder().embed(["warm up"])
