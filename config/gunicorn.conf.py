@@ -22,6 +22,9 @@ accesslog = None  # the app logs one JSON line per request, with its request id
 errorlog = "-"
 loglevel = os.environ.get("KB_GUNICORN_LOG_LEVEL", "info")
 proc_name = "knowledge-bank"
+# gunicorn's control socket sits at one fixed path per user: several servers on one machine
+# (tests, two checkouts) would fight over it.
+control_socket_disable = True
 
 # Served processes hold a bounded pool of database connections each (see config/serving).
 os.environ.setdefault("KB_DB_POOL", "1")

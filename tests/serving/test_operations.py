@@ -119,9 +119,10 @@ def test_html_pages_carry_a_csp_with_a_fresh_nonce_and_api_answers_do_not(client
     first = client.get("/admin/login/")
     second = client.get("/admin/login/")
     policy = first["Content-Security-Policy"]
-    assert "script-src 'self' 'nonce-" in policy and "'unsafe-inline'" not in policy.split(
-        "script-src"
-    )[1].split(";")[0]
+    assert (
+        "script-src 'self' 'nonce-" in policy
+        and "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
+    )
     assert "frame-ancestors 'none'" in policy
     assert policy != second["Content-Security-Policy"]  # one nonce per response
     assert first["X-Frame-Options"] == "DENY"
@@ -190,7 +191,10 @@ def test_secret_key_is_generated_once_and_shared(tmp_path, monkeypatch):
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", script, str(tmp_path / "run")],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for _ in range(6)
     ]
@@ -217,14 +221,19 @@ def _settings_in_subprocess(**env) -> dict:
         [sys.executable, "-c", code],
         cwd=ROOT,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def test_served_settings_bound_connections_and_secure_https():
     served = _settings_in_subprocess(
-        KB_DB_POOL="1", KB_DB_POOL_MAX="6", KB_HTTPS="1",
+        KB_DB_POOL="1",
+        KB_DB_POOL_MAX="6",
+        KB_HTTPS="1",
         DATABASE_REPLICA_URLS="postgres://reader@replica-a/kb,postgres://reader@replica-b/kb",
     )
     assert served["pool"]["max_size"] == 6 and served["max_age"] == 0
