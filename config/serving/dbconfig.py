@@ -49,7 +49,10 @@ def replica_databases(primary: dict) -> dict[str, dict]:
         db = dj_database_url.parse(url, conn_max_age=primary.get("CONN_MAX_AGE", 0))
         options = db.setdefault("OPTIONS", {})
         for key, value in primary.get("OPTIONS", {}).items():
-            options.setdefault(key, value)
+            if key == "options" and "options" in options:
+                options["options"] = f"{value} {options['options']}"  # both sets of -c flags
+            else:
+                options.setdefault(key, value)
         db["TEST"] = {"MIRROR": "default"}
         replicas[f"replica_{index}"] = db
     return replicas
