@@ -303,6 +303,20 @@ async def verify(url: str, token: str, bank: str, ledger: Ledger, timeout: float
     }
 
 
+def wait_ready(url: str, timeout: float = 300.0) -> httpx.Response:
+    """The server's /readyz once it answers 200 (workers may still be loading the model)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            response = httpx.get(url + "/readyz", timeout=10)
+            if response.status_code == 200 or time.monotonic() > deadline:
+                return response
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(1)
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -371,7 +385,7 @@ def main() -> int:
     assert_loopback(args.url)
 
     token = args.token or setup_bank(args.bank)
-    health = httpx.get(args.url + "/readyz", timeout=10)
+    health = wait_ready(args.url)
     print(f"server {args.url}: readyz {health.status_code} {health.text.strip()}")
     ids = bank_entry_ids(args.url, token, args.bank)
     if not ids:
