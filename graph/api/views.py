@@ -7,9 +7,11 @@ from rest_framework.response import Response
 
 from graph.api import schemas as graph_schemas
 from graph.api.render import edge_json
-from graph.services import curation, edges, lifecycle
-from graph.services.aliases import resolve
-from graph.services.query import QueryParams, run_query
+from graph.curation import lifecycle, revert
+from graph.curation import merge as curation
+from graph.edges import links as edges
+from graph.resolution.aliases import resolve
+from graph.retrieval.query import QueryParams, run_query
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
@@ -32,11 +34,6 @@ class QueryView(BankAPIView):
         data = validated(schemas.QueryRequestSerializer, body)
         query_text(data)
         return Response(run_query(bank_obj, QueryParams(**data), actor=actor_for(request)))
-
-
-def _reason(request) -> str:
-    data = request.data if isinstance(request.data, dict) else {}
-    return data.get("reason") or request.query_params.get("reason") or ""
 
 
 class EdgeListView(BankAPIView):
@@ -177,7 +174,7 @@ class OperationView(BankAPIView):
                 "time": op.created_at.isoformat(),
                 "details": op.details,
                 "reverted_by": op.reverted_by_id,
-                "changes": curation.operation_changes(op),
+                "changes": revert.operation_changes(op),
             }
         )
 
@@ -199,7 +196,7 @@ class OperationRevertView(BankAPIView):
                 "force must be true or false.",
                 {"force": "Must be a boolean."},
             )
-        result = curation.revert_operation(
+        result = revert.revert_operation(
             bank_obj,
             _operation(bank_obj, op_id).pk,
             body.get("reason"),

@@ -8,7 +8,8 @@ from rest_framework import parsers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kb.api import render, schemas
+from kb import extensions
+from kb.api import schemas
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
 from kb.api.params import int_param, reject_unknown
@@ -85,8 +86,9 @@ class EntryDetailView(BankAPIView):
     )
     def get(self, request, bank: str, entry_id: str):
         bank_obj = bank_for(request, bank, Scope.READ)
-        if "as_of" in request.query_params and render.ENTRY_AS_OF is not None:
-            return Response(render.ENTRY_AS_OF(bank_obj, entry_id, request.query_params))
+        as_of = extensions.registry.get(extensions.ENTRY_AS_OF)
+        if "as_of" in request.query_params and as_of is not None:
+            return Response(as_of(bank_obj, entry_id, request.query_params))
         return Response(_detail_response(bank_obj, entry_id))
 
     @extend_schema(
@@ -111,15 +113,14 @@ class EntryDetailView(BankAPIView):
         summary="Delete an entry, bridging its edges (scope curate)",
     )
     def delete(self, request, bank: str, entry_id: str):
-        from kb.services import entries
-
         bank_obj = bank_for(request, bank, Scope.CURATE)
         reason = request.query_params.get("reason") or (
             request.data.get("reason") if isinstance(request.data, dict) else ""
         )
-        if entries.ENTRY_DELETER is None:
+        deleter = extensions.registry.get(extensions.ENTRY_DELETER)
+        if deleter is None:
             raise ApiError(400, "not_supported_yet", "Deleting entries needs the graph app.")
-        result = entries.ENTRY_DELETER(bank_obj, entry_id, reason, actor=actor_for(request))
+        result = deleter(bank_obj, entry_id, reason, actor=actor_for(request))
         return Response(result)
 
 

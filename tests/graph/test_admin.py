@@ -8,11 +8,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from graph.admin import preview_merge
+from graph.admin.merge import preview_merge
+from graph.curation.merge import merge_entries
+from graph.curation.revert import revert_plan
+from graph.edges.links import link, unlink
 from graph.models import Alias, Edge, EdgeType, MergeProposal
-from graph.services.aliases import add_alias
-from graph.services.curation import merge_entries, revert_plan
-from graph.services.edges import link, unlink
+from graph.resolution.aliases import add_alias
 from kb.models import Entry, Operation, OperationKind
 
 pytestmark = pytest.mark.django_db
@@ -641,8 +642,8 @@ def test_alias_add_goes_through_add_alias(admin_client, bank, make_entry):
 
 
 def test_split_through_the_admin_moves_the_chosen_edge(admin_client):
+    from graph.edges import links as edge_service
     from graph.models import Edge
-    from graph.services import edges as edge_service
     from kb.models import Bank, Entry
     from kb.services.entries import clean_entry_data, create_entry
 

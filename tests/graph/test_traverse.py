@@ -7,17 +7,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from graph.edges.links import link
 from graph.models import Edge, EdgeType
-from graph.services.aliases import add_alias, resolve
-from graph.services.edges import link
-from graph.services.traverse import (
-    Limits,
-    Step,
-    approvals_required_for,
-    dependents_of,
-    owners_of,
-    traverse,
-)
+from graph.resolution.aliases import add_alias, resolve
+from graph.traversal.questions import approvals_required_for, dependents_of, owners_of
+from graph.traversal.walk import Limits, Step, traverse
 from kb.errors import InvalidInput
 from kb.models import Bank, Entry, EntryKind
 from kb.services.entries import clean_entry_data, create_entry
