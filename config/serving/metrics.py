@@ -8,6 +8,7 @@ sessions and ``Authorization: Bearer <KB_METRICS_TOKEN>``.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 import os
@@ -76,6 +77,20 @@ def connect_task_signals() -> None:
     signals.task_postrun.connect(_task_postrun, weak=False)
 
 
+def _depth(conn, queue: str) -> int:
+    """Messages waiting in ``queue``; a queue never declared holds none."""
+    from kombu.exceptions import ChannelError
+
+    channel = conn.channel()
+    try:
+        return channel.queue_declare(queue=queue, passive=True).message_count
+    except (ChannelError, *conn.channel_errors):
+        return 0
+    finally:
+        with contextlib.suppress(Exception):
+            channel.close()
+
+
 class QueueDepthCollector:
     """Messages waiting in each Celery queue, read from the broker at scrape time."""
 
@@ -90,10 +105,9 @@ class QueueDepthCollector:
 
         try:
             with app.connection_for_read() as conn:
-                channel = conn.default_channel
+                conn.ensure_connection(max_retries=1, interval_start=0, timeout=2)
                 for queue in settings.KB_METRICS_QUEUES:
-                    declared = channel.queue_declare(queue=queue, passive=True)
-                    family.add_metric([queue], declared.message_count)
+                    family.add_metric([queue], _depth(conn, queue))
             up.add_metric([], 1)
         except Exception as exc:  # the broker is away: say so, do not fail the scrape
             logger.warning("queue depth unavailable: %s", exc)

@@ -244,3 +244,38 @@ def test_served_settings_bound_connections_and_secure_https():
     assert served["debug"] is False
     plain = _settings_in_subprocess(KB_HTTPS="0")
     assert plain["secure_cookie"] is False and plain["hsts"] == 0 and plain["routers"] == []
+
+
+def test_queue_depth_is_read_from_the_broker_and_task_durations_recorded(settings):
+    import redis
+    from prometheus_client import REGISTRY
+
+    from config.celery import app
+    from config.serving import metrics
+
+    from .procs import FAULT_BROKER, new_queue
+
+    queue = new_queue()
+    redis.Redis.from_url(FAULT_BROKER).lpush(queue, "one", "two", "three")
+    settings.CELERY_BROKER_URL = FAULT_BROKER
+    settings.KB_METRICS_QUEUES = [queue, "never-declared-queue"]
+    previous = app.conf.broker_url
+    app.conf.broker_url = FAULT_BROKER
+    try:
+        families = {f.name: f for f in metrics.QueueDepthCollector().collect()}
+    finally:
+        app.conf.broker_url = previous
+        redis.Redis.from_url(FAULT_BROKER).delete(queue)
+    depths = {s.labels["queue"]: s.value for s in families["kb_queue_depth"].samples}
+    assert depths == {queue: 3, "never-declared-queue": 0}
+    assert families["kb_broker_up"].samples[0].value == 1
+
+    class Task:
+        name = "kb.embed_entries"
+
+    metrics._task_prerun(task_id="t-1", task=Task())
+    metrics._task_postrun(task_id="t-1", task=Task(), state="SUCCESS")
+    count = REGISTRY.get_sample_value(
+        "kb_task_duration_seconds_count", {"task": "kb.embed_entries", "state": "SUCCESS"}
+    )
+    assert count and count >= 1
