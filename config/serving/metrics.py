@@ -26,6 +26,8 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 
+from config.serving import context
+
 logger = logging.getLogger("config.serving.metrics")
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -56,15 +58,20 @@ def observe_request(method: str, route: str, status: int, seconds: float) -> Non
 
 # --- Celery -----------------------------------------------------------------------------------
 
-_task_started: dict[str, float] = {}
+_task_started: dict[str, tuple[float, object]] = {}
 
 
 def _task_prerun(task_id=None, task=None, **kwargs) -> None:
-    _task_started[task_id] = time.perf_counter()
+    # Log lines written during the task carry its id as their request id.
+    token = context.begin(context.RequestInfo(task_id or "", route=getattr(task, "name", "")))
+    _task_started[task_id] = (time.perf_counter(), token)
 
 
 def _task_postrun(task_id=None, task=None, state=None, **kwargs) -> None:
-    started = _task_started.pop(task_id, None)
+    started, token = _task_started.pop(task_id, (None, None))
+    if token is not None:
+        with contextlib.suppress(ValueError):  # set in another context: nothing to undo here
+            context.end(token)
     if started is not None and task is not None:
         TASKS.labels(task.name, state or "UNKNOWN").observe(time.perf_counter() - started)
 
