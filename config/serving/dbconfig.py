@@ -8,6 +8,8 @@ connections: ``web processes × KB_DB_POOL_MAX`` (+ Celery workers) does. Kept f
 
 from __future__ import annotations
 
+import os
+
 import dj_database_url
 
 from config.serving.env import env_bool, env_float, env_int, env_list
@@ -30,6 +32,8 @@ def apply_serving_options(db: dict, pool: dict | None) -> dict:
     """Bounded connections: with a pool CONN_MAX_AGE must be 0; without one, keep it short."""
     options = db.setdefault("OPTIONS", {})
     options.setdefault("connect_timeout", env_int("KB_DB_CONNECT_TIMEOUT", 5))
+    # Names this app's sessions in pg_stat_activity (per role, e.g. web or worker).
+    options.setdefault("application_name", os.environ.get("KB_DB_APPLICATION_NAME", "kb"))
     if pool:
         options["pool"] = dict(pool)
         db["CONN_MAX_AGE"] = 0
