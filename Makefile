@@ -36,7 +36,7 @@ run: demo
 # Development: Django's auto-reloading server, DEBUG on, plain-text logs.
 dev: demo
 	@$(PY) manage.py ensure_admin
-	DJANGO_DEBUG=1 KB_LOG_FORMAT=text $(PY) manage.py runserver 127.0.0.1:$(PORT)
+	DJANGO_DEBUG=1 KB_LOG_FORMAT=text KB_DB_POOL=1 $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 test: setup
 	@bash scripts/ensure-services
