@@ -361,6 +361,8 @@ class Job(BankOwned):
     payload = models.TextField(blank=True, default="")
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    # Deliveries that started the job: more than one means a worker was lost mid-run.
+    attempts = models.PositiveIntegerField(default=0)
     result = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
