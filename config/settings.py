@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "kb.api.limits.RequestLimitsMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -115,7 +116,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["kb.api.parsers.BoundedJSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["kb.api.throttling.TokenRateThrottle"],
+    "DEFAULT_METADATA_CLASS": "kb.api.metadata.BankScopedMetadata",
     "EXCEPTION_HANDLER": "kb.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -170,6 +173,20 @@ KB_OPENAI_EMBEDDINGS_URL = os.environ.get("KB_OPENAI_EMBEDDINGS_URL", "")
 KB_OPENAI_EMBEDDINGS_MODEL = os.environ.get("KB_OPENAI_EMBEDDINGS_MODEL", "text-embedding-3-small")
 KB_OPENAI_API_KEY = os.environ.get("KB_OPENAI_API_KEY", "")
 KB_EMBED_BATCH_SIZE = int(os.environ.get("KB_EMBED_BATCH_SIZE", "64"))
+
+# --- Input limits and abuse (docs/readme/hardening.md) -------------------------------------------
+# Request bodies of the API: larger answers 413 (the import endpoint has its own, larger limit).
+KB_MAX_BODY_BYTES = int(os.environ.get("KB_MAX_BODY_BYTES", str(2 * 1024 * 1024)))
+KB_MAX_IMPORT_BYTES = int(os.environ.get("KB_MAX_IMPORT_BYTES", str(64 * 1024 * 1024)))
+# Django's own guard (request.body, multipart form fields) agrees with the largest limit above.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(KB_MAX_BODY_BYTES, KB_MAX_IMPORT_BYTES)
+# JSON bodies and import lines nested deeper than this answer 400 too_deep.
+KB_MAX_JSON_DEPTH = int(os.environ.get("KB_MAX_JSON_DEPTH", "32"))
+KB_LIMITED_PATH_PREFIXES = ("/api/", "/mcp")
+# Per-token rate limits (requests per minute; 0 turns a limit off). Counted in PostgreSQL, so
+# every web process on every machine shares one count per token.
+KB_RATE_LIMIT_PER_MINUTE = int(os.environ.get("KB_RATE_LIMIT_PER_MINUTE", "600"))
+KB_RATE_LIMIT_WRITES_PER_MINUTE = int(os.environ.get("KB_RATE_LIMIT_WRITES_PER_MINUTE", "120"))
 
 LOGGING = {
     "version": 1,

@@ -575,3 +575,6 @@ class JobAdmin(ReadOnlyAdmin):
             if obj.progress_total
             else str(obj.progress_done)
         )
+
+
+import kb.admin_tokens  # noqa: E402,F401  (token lifecycle: expiry, state, revoke)

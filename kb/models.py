@@ -325,6 +325,9 @@ class AgentToken(models.Model):
     created_by = models.CharField(max_length=200, blank=True, default="")
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="The token stops working at this time (empty: never)."
+    )
 
     class Meta:
         ordering = ["name"]
@@ -365,3 +368,6 @@ class Job(BankOwned):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.public_id} ({self.status})"
+
+
+from kb.models_tokens import *  # noqa: E402,F401,F403

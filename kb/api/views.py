@@ -12,6 +12,7 @@ from kb.api import render, schemas
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
 from kb.api.params import int_param, reject_unknown
+from kb.api.parsers import BoundedMultiPartParser, read_bounded
 from kb.api.render import entry_core, entry_detail
 from kb.models import Bank, Job, Scope
 from kb.services import bulk
@@ -143,7 +144,7 @@ class NDJSONParser(parsers.BaseParser):
     media_type = "application/x-ndjson"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        raw = stream.read() if stream is not None else b""
+        raw = read_bounded(stream, (parser_context or {}).get("view"))
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -155,7 +156,8 @@ class JSONLinesAliasParser(NDJSONParser):
 
 
 class ImportView(BankAPIView):
-    parser_classes = [NDJSONParser, JSONLinesAliasParser, parsers.MultiPartParser]
+    parser_classes = [NDJSONParser, JSONLinesAliasParser, BoundedMultiPartParser]
+    max_body_setting = "KB_MAX_IMPORT_BYTES"
 
     @extend_schema(
         request={
@@ -210,6 +212,10 @@ class JobView(AuditedViewMixin, APIView):
         responses={200: schemas.JobSerializer, 404: schemas.ErrorEnvelope}, summary="Job status"
     )
     def get(self, request, job_id: str):
+        return Response(job_json(self.check_options_access(request, job_id)))
+
+    def check_options_access(self, request, job_id: str) -> Job:
+        """The job if the caller may see it, else 404 (GET, HEAD and OPTIONS alike)."""
         job = Job.objects.select_related("bank").filter(public_id=job_id).first()
         user = request.user
         visible = job is not None and (
@@ -221,7 +227,7 @@ class JobView(AuditedViewMixin, APIView):
         )
         if not visible:
             raise ApiError(404, "job_not_found", f"No job {job_id!r} is visible to you.")
-        return Response(job_json(job))
+        return job
 
 
 class RecallAnchorsView(BankAPIView):
