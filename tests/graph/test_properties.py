@@ -327,20 +327,23 @@ def bank_state(bank: Bank) -> dict:
             "resolved_by": e.resolved_by.short_id if e.resolved_by else None,
         }
     edges = sorted(
-        (
-            e.from_entry.short_id,
-            e.to_entry.short_id,
-            e.type.name,
-            e.note,
-            e.label,
-            repr(e.evidence),
-            e.source,
-            e.valid_from,
-            e.valid_to,
-        )
-        for e in Edge.objects.filter(bank=bank, invalidated_at__isnull=True)
-        .filter(from_entry__short_id__in=entries, to_entry__short_id__in=entries)
-        .select_related("from_entry", "to_entry", "type")
+        [
+            (
+                e.from_entry.short_id,
+                e.to_entry.short_id,
+                e.type.name,
+                e.note,
+                e.label,
+                repr(e.evidence),
+                e.source,
+                e.valid_from,
+                e.valid_to,
+            )
+            for e in Edge.objects.filter(bank=bank, invalidated_at__isnull=True)
+            .filter(from_entry__short_id__in=entries, to_entry__short_id__in=entries)
+            .select_related("from_entry", "to_entry", "type")
+        ],
+        key=repr,
     )
     aliases = sorted(
         (a.entry.short_id, a.surface, a.source)
