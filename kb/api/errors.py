@@ -69,7 +69,9 @@ def exception_handler(exc, context):
         )
     if isinstance(exc, SuspiciousOperation):
         # Too many form fields or files, a malformed multipart body, ...
-        return Response(envelope("bad_request", str(exc) or "The request is malformed."), status=400)
+        return Response(
+            envelope("bad_request", str(exc) or "The request is malformed."), status=400
+        )
     if isinstance(exc, RecursionError):
         return Response(envelope("too_deep", "The input is nested too deeply."), status=400)
     if isinstance(exc, Http404):

@@ -120,9 +120,7 @@ def revoke_tokens(tokens: Iterable[AgentToken], actor: str = "") -> RevokeResult
     fresh = [t for t in rows if t.revoked_at is None]
     AgentToken.objects.filter(pk__in=[t.pk for t in fresh]).update(revoked_at=now)
     if fresh:
-        logger.info(
-            "Revoked %s by %s", ", ".join(t.prefix for t in fresh), actor or "unknown"
-        )
+        logger.info("Revoked %s by %s", ", ".join(t.prefix for t in fresh), actor or "unknown")
     return RevokeResult(
         revoked=[t.prefix for t in fresh],
         already=[t.prefix for t in rows if t.revoked_at is not None],
