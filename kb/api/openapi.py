@@ -46,6 +46,21 @@ def _error(status: str) -> dict:
     return answer
 
 
+# Request bodies whose views refuse unknown fields (``kb.api.params.validated`` or
+# ``reject_unknown`` with exactly the documented fields): the schema says so.
+CLOSED_REQUEST_COMPONENTS = (
+    "QueryRequestRequest",
+    "PPRRequestRequest",
+    "FactsRequestRequest",
+    "SplitRequestRequest",
+    "CorrectionRequestRequest",
+)
+
+
+# Path ids that are database integers (edges, operations), whatever the URL converter says.
+INTEGER_PATH_IDS = ("edge_id", "op_id")
+
+
 def declare_error_answers(result, generator, request, public):
     """A drf-spectacular post-processing hook: declare on every operation the error answers the
     shared layers give (auth, tenancy, scopes, the input gate, rate limits), so the schema lists
@@ -69,10 +84,16 @@ def declare_error_answers(result, generator, request, public):
             "required": ["error"],
         },
     )
+    for name in CLOSED_REQUEST_COMPONENTS:
+        if name in schemas:
+            schemas[name]["additionalProperties"] = False
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
             if method not in ("get", "post", "put", "patch", "delete"):
                 continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path" and parameter.get("name") in INTEGER_PATH_IDS:
+                    parameter["schema"] = {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}
             statuses = ["400", "401", "404", "429"]
             if "{bank}" in path:
                 statuses.append("403")

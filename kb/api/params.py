@@ -105,3 +105,12 @@ def int_param(request, name: str, default: int, low: int, high: int) -> int:
             {name: f"Between {low} and {high}."},
         )
     return value
+
+
+def int_query(name: str, default: int, low: int, high: int, description: str = ""):
+    """The OpenAPI parameter of an :func:`int_param` with its bounds, so that the schema says
+    exactly what the view accepts (use the same numbers in both places)."""
+    from drf_spectacular.utils import OpenApiParameter
+
+    schema = {"type": "integer", "minimum": low, "maximum": high, "default": default}
+    return OpenApiParameter(name, schema, description=description or f"{low}–{high}.")

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from kb.api import render, schemas
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
-from kb.api.params import int_param, reject_unknown
+from kb.api.params import int_param, int_query, reject_unknown
 from kb.api.parsers import BoundedMultiPartParser, read_bounded
 from kb.api.render import entry_core, entry_detail
 from kb.models import Bank, Job, Scope
@@ -75,10 +75,19 @@ class EntryDetailView(BankAPIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "as_of", str, description="ISO timestamp with zone: what the bank believed then."
+                "as_of",
+                {"type": "string", "format": "date-time"},
+                description="ISO timestamp with zone: what the bank believed then.",
             ),
             OpenApiParameter(
-                "valid_at", str, description="With as_of: edges valid at this date or time."
+                "valid_at",
+                {
+                    "anyOf": [
+                        {"type": "string", "format": "date"},
+                        {"type": "string", "format": "date-time"},
+                    ]
+                },
+                description="With as_of: edges valid at this date or time.",
             ),
         ],
         responses={200: schemas.EntrySerializer, **ERRORS},
@@ -107,7 +116,7 @@ class EntryDetailView(BankAPIView):
         return Response(_detail_response(bank_obj, entry.short_id))
 
     @extend_schema(
-        parameters=[OpenApiParameter("reason", str, required=True)],
+        parameters=[OpenApiParameter("reason", {"type": "string", "minLength": 1}, required=True)],
         responses={200: schemas.DeleteResultSerializer, **ERRORS},
         summary="Delete an entry, bridging its edges (scope curate)",
     )
@@ -263,10 +272,8 @@ class RecallAnchorsView(BankAPIView):
 class StaleEntriesView(BankAPIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter(
-                "days", int, description="Not verified in this many days (default 90)."
-            ),
-            OpenApiParameter("limit", int),
+            int_query("days", 90, 0, 36500, "Not verified in this many days (default 90)."),
+            int_query("limit", 100, 1, 1000),
         ],
         responses={200: schemas.StaleListSerializer, **ERRORS},
         summary="Entries nobody verified in N days",

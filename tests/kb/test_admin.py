@@ -330,7 +330,10 @@ def test_token_change_form_only_edits_revoked_at(admin_client, bank):
     token, _raw = create_token("bot", [bank], ["read"])
     response = admin_client.get(change_url(token))
     assert response.status_code == 200
-    assert set(response.context["adminform"].form.fields) == {"revoked_at", "expires_at"}  # the lifecycle fields
+    assert set(response.context["adminform"].form.fields) == {
+        "revoked_at",
+        "expires_at",
+    }  # the lifecycle fields
     body = response.content.decode()
     assert token.token_hash not in body
 
