@@ -10,6 +10,7 @@ here, and its rendered JSON is read back.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from io import BytesIO
 from urllib.parse import quote, urlencode
@@ -23,6 +24,7 @@ from kb.services.tokens import authenticate_token
 from mcpserver.tools import ToolSpec
 
 API_PREFIX = "/api/v1/"
+SLUG = re.compile(r"[-a-zA-Z0-9_]+")
 
 
 @dataclass
@@ -165,6 +167,10 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
         try:
             match = resolve(request.path_info)
         except Resolver404:
+            if not SLUG.fullmatch(bank):
+                return _error(
+                    404, "bank_not_found", f"No bank {bank!r} is available to this token."
+                )
             return _error(404, "not_found", "Nothing is found at this address.")
         response = match.func(request, *match.args, **match.kwargs)
         if hasattr(response, "render"):
