@@ -54,7 +54,7 @@ schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", application, config=C
 @pytest.fixture
 def bearer(db, settings):
     """A bank with a few rows, and a token holding it with every scope."""
-    from graph.services.edges import link
+    from graph.edges.links import link
     from kb.models import Bank
     from kb.services.entries import clean_entry_data, create_entry
     from kb.services.tokens import create_token

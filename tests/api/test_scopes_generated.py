@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from graph.models import Edge
-from graph.services.edges import link
+from graph.edges.links import link
+from graph.models import Edge, MergeProposal
 from kb.models import Entry, Job, Operation
+from kb.services.claims import claim
 from tests.api.routes import WRITE_METHODS, api_routes
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +40,11 @@ def own_ids(bank, make_entry, hashing_embedder) -> dict:
     process = make_entry("Own process", kind="process")
     edge = link(bank, {"from": a.short_id, "to": b.short_id, "relation": "cites"})
     op = Operation.objects.filter(bank=bank).order_by("-pk").first()
+    held = claim(bank, a.short_id, "an agent", ttl_seconds=600).claim
+    proposal = MergeProposal.objects.create(bank=bank, keep=a, away=b, score=0.9)
     return {
+        "claim_id": held.pk,
+        "proposal_id": proposal.pk,
         "bank": bank.slug,
         "entry_id": b.short_id,
         "edge_id": edge.pk,

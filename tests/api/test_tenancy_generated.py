@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from graph.services.curation import merge_entries
-from graph.services.edges import link
+from graph.curation.merge import merge_entries
+from graph.edges.links import link
+from graph.models import MergeProposal
 from kb.models import Bank, Job
+from kb.services.claims import claim
 from tests.api.routes import api_routes
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +34,11 @@ def foreign_ids(other_bank, make_entry, hashing_embedder) -> dict:
     edge = link(other_bank, {"from": a.short_id, "to": b.short_id, "relation": "cites"})
     merge = merge_entries(other_bank, a.short_id, c.short_id, "duplicates")
     job = Job.objects.create(bank=other_bank, kind="import")
+    held = claim(other_bank, b.short_id, "someone else", ttl_seconds=600).claim
+    proposal = MergeProposal.objects.create(bank=other_bank, keep=a, away=b, score=0.9)
     return {
+        "claim_id": held.pk,
+        "proposal_id": proposal.pk,
         "bank": other_bank.slug,
         "entry_id": b.short_id,
         "edge_id": edge.pk,
