@@ -7,6 +7,7 @@ Operation admins with subclasses that add the graph parts.
 
 from graph.admin import (  # noqa: F401  (imported for their registrations)
     aliases,
+    banks,
     communities,
     edges,
     entries,

@@ -16,33 +16,41 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.core.exceptions import ValidationError
+from django.contrib.admin.widgets import AutocompleteSelect, RelatedFieldWidgetWrapper
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.db.models import Q
 from django.forms.models import BaseInlineFormSet
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
 from graph.admin.common import (
     GONE,
+    NoHistoryRevertMixin,
     _check_type_bank,
-    _entry_label,
     _refuse_gone,
 )
-from graph.admin.merge import preview_merge
 from graph.curation import merge as curation
+from graph.curation.delete import delete_entry, plan_delete
+from graph.curation.lifecycle import restore_entry, retire_entry
+from graph.curation.merge import plan_merge
 from graph.curation.split import split_entry
+from graph.curation.timeline import entry_timeline
 from graph.edges import links as edge_service
 from graph.models import (
     Alias,
     Edge,
     EdgeSource,
+    EdgeType,
 )
 from graph.resolution import aliases as alias_service
 from kb import audit
 from kb.admin import EntryAdmin
 from kb.errors import KbError
-from kb.models import Entry
+from kb.models import Entry, EntryStatus
 
 # --- Entry: edge and alias inlines, merge action -----------------------------------------------
 
@@ -97,19 +105,11 @@ class NewEdgeForm(forms.ModelForm):
         _refuse_gone(self.parent, other_field)
         _refuse_gone(other, other_field)
         _check_type_bank(etype, self.parent.bank_id)
-        try:
+        try:  # the link service's own checks, so the page shows them before anything is written
             req = edge_service.clean_link(self.parent.bank, self._payload(other))
+            edge_service.check_not_believed(req)
         except KbError as exc:
             raise ValidationError(exc.message) from None
-        if (
-            Edge.objects.filter(from_entry=req.from_entry, to_entry=req.to_entry, type=req.type)
-            .filter(invalidated_at__isnull=True)
-            .exists()
-        ):
-            raise ValidationError(
-                f"The edge {req.from_entry.short_id} -{req.type.name}-> "
-                f"{req.to_entry.short_id} already exists."
-            )
         return data
 
     def write(self, entry: Entry) -> Edge:
@@ -136,20 +136,24 @@ class NewAliasForm(forms.ModelForm):
             norm = alias_service.normalize(surface)
             if not norm:
                 raise ValidationError("An alias needs letters or digits.")
-            clash = (
-                Alias.objects.filter(bank_id=self.parent.bank_id, normalized=norm)
-                .exclude(entry=self.parent)
-                .select_related("entry")
-                .first()
-            )
-            if clash is not None:
-                raise ValidationError(f"This alias already names {_entry_label(clash.entry)}.")
         return surface
 
     def write(self, entry: Entry) -> Alias:
         return alias_service.add_alias(
             entry.bank, entry, self.cleaned_data["surface"], source="staff"
         )
+
+
+class BankScopedAutocomplete(AutocompleteSelect):
+    """An entry picker that searches only the parent entry's bank (``?bank=`` is read by
+    :meth:`GraphEntryAdmin.get_search_results`)."""
+
+    def __init__(self, field, admin_site, bank_id: int, **kwargs):
+        super().__init__(field, admin_site, **kwargs)
+        self.bank_id = bank_id
+
+    def get_url(self):
+        return f"{super().get_url()}?bank={self.bank_id}"
 
 
 class ServiceInline(admin.TabularInline):
@@ -175,9 +179,39 @@ class OutgoingEdgeInline(ServiceInline):
     form = NewEdgeForm
     verbose_name = "outgoing edge"
     verbose_name_plural = "outgoing edges (current)"
-    fields = ("edge_link", "type", "label", "to_entry", "note")
-    readonly_fields = ("edge_link",)
-    autocomplete_fields = ("type", "to_entry")
+    fields = ("edge_link", "type", "label", "to_entry", "note", "unlink_link")
+    readonly_fields = ("edge_link", "unlink_link")
+    other_end = "to_entry"
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        if obj is not None:
+            fields = formset.form.base_fields
+            # Relations: the core vocabulary plus this bank's own; ends: this bank's entries.
+            fields["type"].queryset = EdgeType.objects.filter(
+                Q(bank__isnull=True) | Q(bank_id=obj.bank_id)
+            ).order_by("name")
+            end = fields[self.other_end]
+            end.queryset = Entry.objects.filter(bank_id=obj.bank_id).exclude(status__in=GONE)
+            end.widget = RelatedFieldWidgetWrapper(
+                BankScopedAutocomplete(
+                    Edge._meta.get_field(self.other_end), self.admin_site, obj.bank_id
+                ),
+                Edge._meta.get_field(self.other_end).remote_field,
+                self.admin_site,
+            )
+        return formset
+
+    @admin.display(description="")
+    def unlink_link(self, obj: Edge) -> str:
+        if obj is None or obj.pk is None:
+            return ""
+        url = reverse("admin:graph_edge_unlink", args=[obj.pk])
+        back = reverse(
+            "admin:kb_entry_change",
+            args=[obj.from_entry_id if self.fk_name == "from_entry" else obj.to_entry_id],
+        )
+        return format_html('<a class="button" href="{}?next={}">Unlink…</a>', url, back)
 
     def get_queryset(self, request):
         return (
@@ -200,8 +234,8 @@ class IncomingEdgeInline(OutgoingEdgeInline):
     form = NewIncomingEdgeForm
     verbose_name = "incoming edge"
     verbose_name_plural = "incoming edges (current)"
-    fields = ("edge_link", "from_entry", "type", "label", "note")
-    autocomplete_fields = ("type", "from_entry")
+    fields = ("edge_link", "from_entry", "type", "label", "note", "unlink_link")
+    other_end = "from_entry"
 
 
 class AliasInline(ServiceInline):
@@ -219,11 +253,18 @@ class AliasInline(ServiceInline):
         return f"{obj.created_at:%Y-%m-%d %H:%M} by {obj.actor or '?'}" if obj and obj.pk else ""
 
 
-class GraphEntryAdmin(EntryAdmin):
+class GraphEntryAdmin(NoHistoryRevertMixin, EntryAdmin):
     """kb's Entry admin plus current edges and aliases inline, and the merge action."""
 
     inlines = (OutgoingEdgeInline, IncomingEdgeInline, AliasInline)
-    actions = (*EntryAdmin.actions, "merge_selected", "split_selected")
+    actions = (
+        *EntryAdmin.actions,
+        "retire_selected",
+        "restore_selected",
+        "merge_selected",
+        "split_selected",
+        "delete_bridging",
+    )
 
     def get_inline_instances(self, request, obj=None):
         return super().get_inline_instances(request, obj) if obj is not None else []
@@ -247,7 +288,151 @@ class GraphEntryAdmin(EntryAdmin):
         queryset, distinct = super().get_search_results(request, queryset, search_term)
         if request.GET.get("app_label") == "graph":  # autocomplete for an edge or alias end
             queryset = queryset.exclude(status__in=GONE)
+            bank = request.GET.get("bank", "")
+            if bank.isdigit():  # a picker on an entry's page: that entry's bank only
+                queryset = queryset.filter(bank_id=int(bank))
+            queryset = queryset.select_related("kind")
         return queryset, distinct
+
+    def history_view(self, request, object_id, extra_context=None):
+        """One timeline: the entry's versions, its edges and its aliases, grouped by the
+        operation that wrote them, in words and titles (:func:`entry_timeline`)."""
+        entry = get_object_or_404(Entry.objects.select_related("bank", "kind"), pk=object_id)
+        if not self.has_view_or_change_permission(request, entry):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"History of {entry.short_id} “{entry.title}”",
+            "opts": self.model._meta,
+            "entry": entry,
+            "timeline": entry_timeline(entry),
+        }
+        return TemplateResponse(request, "admin/graph/entry/timeline.html", context)
+
+    # -- status changes: only through their services ------------------------------------------
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and obj.status in GONE:
+            return False
+        return request.user.has_perm("kb.delete_entry")
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # Django's cascade; entries delete by bridging
+        return actions
+
+    def delete_view(self, request, object_id, extra_context=None):
+        """Delete with bridging (:func:`graph.curation.delete.delete_entry`, as
+        ``DELETE /entries/{id}``): the page shows the plan, a reason is required."""
+        entry = get_object_or_404(Entry.objects.select_related("bank", "kind"), pk=object_id)
+        if not self.has_delete_permission(request, entry):
+            raise PermissionDenied
+        error = ""
+        if request.method == "POST":
+            reason = (request.POST.get("reason") or "").strip()
+            if not reason:
+                error = "Give a reason: it is recorded on the delete operation."
+            else:
+                try:
+                    result = delete_entry(entry.bank, entry.short_id, reason)
+                except KbError as exc:
+                    error = exc.message
+                else:
+                    self.message_user(
+                        request,
+                        format_html(
+                            'Deleted {} “{}”: {} connection(s) bridged (<a href="{}">operation'
+                            " #{}</a>, revertible).",
+                            entry.short_id,
+                            entry.title,
+                            result.bridged,
+                            reverse("admin:kb_operation_change", args=[result.operation.pk]),
+                            result.operation.pk,
+                        ),
+                        messages.SUCCESS,
+                    )
+                    return HttpResponseRedirect(reverse("admin:kb_entry_changelist"))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Delete {entry.short_id} “{entry.title}”",
+            "opts": self.model._meta,
+            "entry": entry,
+            "plan": plan_delete(entry.bank, entry),
+            "error": error,
+            "reason": request.POST.get("reason", ""),
+        }
+        return TemplateResponse(request, "admin/graph/entry/delete_confirmation.html", context)
+
+    @admin.action(description="Delete (bridging its edges) …", permissions=["delete"])
+    def delete_bridging(self, request, queryset):
+        entries = list(queryset[:2])
+        if len(entries) != 1:
+            self.message_user(request, "Select one entry to delete.", messages.WARNING)
+            return None
+        return HttpResponseRedirect(reverse("admin:kb_entry_delete", args=[entries[0].pk]))
+
+    @admin.action(description="Retire (reason and evidence) …", permissions=["change"])
+    def retire_selected(self, request, queryset):
+        """:func:`graph.curation.lifecycle.retire_entry` per entry (``POST .../retire``)."""
+        entries = list(queryset.select_related("bank", "kind").order_by("pk"))
+        live = [e for e in entries if e.status == EntryStatus.LIVE]
+        error = ""
+        if request.POST.get("confirm") == "yes":
+            reason = request.POST.get("reason", "")
+            evidence = request.POST.get("evidence", "")
+            superseded_by = (request.POST.get("superseded_by") or "").strip() or None
+            done = []
+            try:
+                with transaction.atomic():  # all or nothing for one curator action
+                    for entry in live:
+                        retire_entry(
+                            entry.bank,
+                            entry.short_id,
+                            reason,
+                            evidence,
+                            superseded_by=superseded_by,
+                        )
+                        done.append(entry.short_id)
+            except KbError as exc:
+                error = exc.message + (
+                    " " + "; ".join(f"{k}: {v}" for k, v in exc.fields.items())
+                    if exc.fields
+                    else ""
+                )
+            else:
+                self.message_user(
+                    request, f"Retired {', '.join(done) or 'nothing'}.", messages.SUCCESS
+                )
+                return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Retire entries",
+            "opts": self.model._meta,
+            "entries": live,
+            "skipped": [e for e in entries if e.status != EntryStatus.LIVE],
+            "action_checkbox_name": ACTION_CHECKBOX_NAME,
+            "error": error,
+            "reason": request.POST.get("reason", ""),
+            "evidence": request.POST.get("evidence", ""),
+            "superseded_by": request.POST.get("superseded_by", ""),
+        }
+        return TemplateResponse(request, "admin/graph/entry/retire_confirmation.html", context)
+
+    @admin.action(description="Restore (undo a retirement)", permissions=["change"])
+    def restore_selected(self, request, queryset):
+        """:func:`graph.curation.lifecycle.restore_entry` per retired entry."""
+        done = []
+        for entry in queryset.select_related("bank").filter(status=EntryStatus.RETIRED):
+            try:
+                restore_entry(entry.bank, entry.short_id, reason="admin: restored")
+            except KbError as exc:
+                self.message_user(request, f"{entry.short_id}: {exc.message}", messages.ERROR)
+            else:
+                done.append(entry.short_id)
+        if done:
+            self.message_user(request, f"Restored {', '.join(done)}.", messages.SUCCESS)
+        else:
+            self.message_user(request, "No retired entry was selected.", messages.WARNING)
 
     @admin.action(description="Merge selected into …", permissions=["change"])
     def merge_selected(self, request, queryset):
@@ -306,7 +491,7 @@ class GraphEntryAdmin(EntryAdmin):
             "entries": entries,
             "keep": keep,
             "away": away,
-            "preview": preview_merge(keep, away),
+            "preview": plan_merge(keep, away),
             "action_checkbox_name": ACTION_CHECKBOX_NAME,
             "error": error,
             "reason": request.POST.get("reason", ""),

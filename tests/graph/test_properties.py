@@ -299,7 +299,7 @@ def test_revert_of_a_delete_restores_the_exact_state(case):
         before = snapshot(bank)
         result = delete_entry(bank, entries[doomed_i].short_id, "obsolete")
         assert snapshot(bank)["entries"][entries[doomed_i].pk]["status"] == "deleted"
-        revert_operation(bank, result["operation"], "deleted by mistake")
+        revert_operation(bank, result.operation.pk, "deleted by mistake")
         assert snapshot(bank) == before
 
 
