@@ -54,4 +54,7 @@ def post_worker_init(worker):
     if os.environ.get("KB_WARM_EMBEDDER", "1") == "1":
         from kb.services.embedding import get_embedder
 
-        get_embedder().embed(["warm up"])
+        try:
+            get_embedder().embed(["warm up"])
+        except Exception as exc:  # a remote embedder that is down must not stop the server
+            worker.log.warning("embedder warm-up failed (first queries will retry): %s", exc)
