@@ -31,6 +31,7 @@ control_socket_disable = True
 # Served processes hold a bounded pool of database connections each (see config/serving).
 os.environ.setdefault("KB_DB_POOL", "1")
 os.environ.setdefault("KB_LOG_FORMAT", "json")
+os.environ.setdefault("KB_DB_APPLICATION_NAME", "kb-web")
 # One torch thread per process: the processes already use every core.
 os.environ.setdefault("OMP_NUM_THREADS", os.environ.get("KB_TORCH_THREADS", "1"))
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(RUN_DIR / f"prometheus-{bind[0]}"))
