@@ -53,7 +53,7 @@ schema: setup
 	$(PY) manage.py spectacular --file tests/api/openapi-snapshot.yaml --validate
 
 worker: setup
-	$(VENV)/bin/celery -A config worker -l info
+	KB_DB_APPLICATION_NAME=kb-worker $(VENV)/bin/celery -A config worker -l info
 
 bench: setup
 	$(PY) bench/search.py

@@ -31,6 +31,7 @@ control_socket_disable = True
 # Served processes hold a bounded pool of database connections each (see config/serving).
 os.environ.setdefault("KB_DB_POOL", "1")
 os.environ.setdefault("KB_LOG_FORMAT", "json")
+os.environ.setdefault("KB_DB_APPLICATION_NAME", "kb-web")
 # One torch thread per process: the processes already use every core.
 os.environ.setdefault("OMP_NUM_THREADS", os.environ.get("KB_TORCH_THREADS", "1"))
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(RUN_DIR / f"prometheus-{bind[0]}"))
@@ -54,4 +55,7 @@ def post_worker_init(worker):
     if os.environ.get("KB_WARM_EMBEDDER", "1") == "1":
         from kb.services.embedding import get_embedder
 
-        get_embedder().embed(["warm up"])
+        try:
+            get_embedder().embed(["warm up"])
+        except Exception as exc:  # a remote embedder that is down must not stop the server
+            worker.log.warning("embedder warm-up failed (first queries will retry): %s", exc)
