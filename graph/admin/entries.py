@@ -16,6 +16,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.views.autocomplete import AutocompleteJsonView
 from django.contrib.admin.widgets import AutocompleteSelect, RelatedFieldWidgetWrapper
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -583,5 +584,21 @@ class GraphEntryAdmin(NoHistoryRevertMixin, EntryAdmin):
         return TemplateResponse(request, "admin/graph/entry/split_confirmation.html", context)
 
 
+class EntryAutocomplete(AutocompleteJsonView):
+    """Autocomplete answers that name an entry by title, kind and id (pickers must show which
+    entry they mean; other models keep Django's text)."""
+
+    def serialize_result(self, obj, to_field_name):
+        result = super().serialize_result(obj, to_field_name)
+        if isinstance(obj, Entry):
+            result["text"] = f"{obj.title} · {obj.kind.name} · {obj.short_id}"
+        return result
+
+
+def entry_autocomplete_view(request):
+    return EntryAutocomplete.as_view(admin_site=admin.site)(request)
+
+
+admin.site.autocomplete_view = entry_autocomplete_view  # read by AdminSite.get_urls
 admin.site.unregister(Entry)
 admin.site.register(Entry, GraphEntryAdmin)
