@@ -17,7 +17,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.views.autocomplete import AutocompleteJsonView
-from django.contrib.admin.widgets import AutocompleteSelect, RelatedFieldWidgetWrapper
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Q
@@ -203,13 +203,13 @@ class OutgoingEdgeInline(ServiceInline):
             ).order_by("name")
             end = fields[self.other_end]
             end.queryset = Entry.objects.filter(bank_id=obj.bank_id).exclude(status__in=GONE)
-            end.widget = RelatedFieldWidgetWrapper(
-                BankScopedAutocomplete(
-                    Edge._meta.get_field(self.other_end), self.admin_site, obj.bank_id
-                ),
-                Edge._meta.get_field(self.other_end).remote_field,
-                self.admin_site,
+            end.widget = BankScopedAutocomplete(
+                Edge._meta.get_field(self.other_end), self.admin_site, obj.bank_id
             )
+            type_widget = fields["type"].widget
+            for flag in ("can_add_related", "can_change_related", "can_delete_related"):
+                setattr(type_widget, flag, False)  # relations are edited on their own page
+            type_widget.can_view_related = False
         return formset
 
     @admin.display(description="")
