@@ -570,3 +570,6 @@ class JobAdmin(ReadOnlyAdmin):
             if obj.progress_total
             else str(obj.progress_done)
         )
+
+
+import kb.admin_claims  # noqa: E402,F401  (claims admin lives in its own module)

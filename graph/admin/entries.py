@@ -32,7 +32,6 @@ from graph.admin.common import (
     GONE,
     NoHistoryRevertMixin,
     _check_type_bank,
-    _entry_label,
     _refuse_gone,
 )
 from graph.curation import merge as curation
@@ -138,14 +137,6 @@ class NewAliasForm(forms.ModelForm):
             norm = alias_service.normalize(surface)
             if not norm:
                 raise ValidationError("An alias needs letters or digits.")
-            clash = (
-                Alias.objects.filter(bank_id=self.parent.bank_id, normalized=norm)
-                .exclude(entry=self.parent)
-                .select_related("entry")
-                .first()
-            )
-            if clash is not None:
-                raise ValidationError(f"This alias already names {_entry_label(clash.entry)}.")
         return surface
 
     def write(self, entry: Entry) -> Alias:

@@ -55,6 +55,13 @@ class TraverseRequestSerializer(serializers.Serializer):
     max_evidence_tokens = serializers.IntegerField(required=False, default=2000)
     valid_at = serializers.CharField(required=False, allow_null=True)
     as_of = serializers.CharField(required=False, allow_null=True)
+    kinds = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        min_length=1,
+        help_text="Allow-list of entry kinds the walk may reach (the start is exempt).",
+    )
 
 
 class TraversePathSerializer(serializers.Serializer):

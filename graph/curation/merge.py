@@ -100,6 +100,8 @@ class MergePlan:
     edges: list[EdgeFate] = field(default_factory=list)
     aliases_moved: list[Alias] = field(default_factory=list)
     aliases_new: list[str] = field(default_factory=list)
+    # Forms that both entries name: the merged entry is their one answer, away's row goes.
+    aliases_dropped: list[Alias] = field(default_factory=list)
 
     def of(self, fate: str) -> list[EdgeFate]:
         return [f for f in self.edges if f.fate == fate]
@@ -172,14 +174,17 @@ def plan_merge(keep: Entry, away: Entry, *, lock: bool = False) -> MergePlan:
         believed.add(successor)
 
     aliases = Alias.objects.filter(bank_id=bank_id, entry=away).order_by("pk")
-    plan.aliases_moved = list(aliases.select_for_update(of=("self",)) if lock else aliases)
+    taken = set(
+        Alias.objects.filter(bank_id=bank_id, entry=keep).values_list("normalized", flat=True)
+    )
+    for alias in aliases.select_for_update(of=("self",)) if lock else aliases:
+        if alias.normalized in taken:
+            plan.aliases_dropped.append(alias)
+        else:
+            plan.aliases_moved.append(alias)
+            taken.add(alias.normalized)
     surfaces = [s for s in (away.short_id, away.key, away.title) if s]
     forms_of = {s: normalize(s) for s in surfaces}
-    taken = set(
-        Alias.objects.filter(bank_id=bank_id, normalized__in=set(forms_of.values())).values_list(
-            "normalized", flat=True
-        )
-    )
     for surface in surfaces:
         norm = forms_of[surface]
         if norm and norm not in taken:
@@ -279,6 +284,8 @@ def merge_entries(
                     edge.source,
                 )
                 write_edge(bank, req, replaces=edge)
+        for alias in plan.aliases_dropped:
+            alias.delete()
         for alias in plan.aliases_moved:
             alias.entry = keep
             alias.save()

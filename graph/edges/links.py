@@ -496,6 +496,28 @@ def retype(
     return successor
 
 
+def renote(bank: Bank, edge_id: Any, note: Any, reason: Any, *, actor: str | None = None) -> Edge:
+    """Correct an edge's note: close the row and append the same edge with the new note (as
+    every correction does), so the old note stays readable with ``as_of``."""
+    reason = _require_reason(reason)
+    if note is None:
+        raise InvalidInput("note is required.", code="invalid_note", fields={"note": "Required."})
+    with audit.operation(bank, OperationKind.RENOTE, reason=reason, actor=actor) as op:
+        edge = _lock_edge_and_ends(bank, edge_id)
+        _require_open(edge)
+        new_note = check_note(note, edge.to_entry)
+        if new_note == edge.note:
+            raise InvalidInput(
+                "The edge already carries this note.",
+                code="same_note",
+                fields={"note": "Unchanged."},
+            )
+        close_edge(edge, f"note corrected: {reason}")
+        successor = write_edge(bank, _successor(edge, note=new_note), replaces=edge)
+        audit.record(op, closed=[edge.pk], appended=[successor.pk])
+    return successor
+
+
 def invalidate(
     bank: Bank, edge_id: Any, valid_to: Any, reason: Any, *, actor: str | None = None
 ) -> Edge:

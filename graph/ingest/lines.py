@@ -114,18 +114,8 @@ class AliasLines:
         if not isinstance(surface, str) or not normalize(surface) or len(surface) > 300:
             raise InvalidInput("alias must be a non-empty string of at most 300 characters.")
         norm = normalize(surface)
-        owner = ctx.canonical_ref(ref)
-        seen = ctx.extra.setdefault("aliases", {})
-        if norm in seen and seen[norm] != owner:
-            raise InvalidInput(f"The alias {surface!r} names two different entries in this file.")
-        seen[norm] = owner
-        existing = (
-            Alias.objects.filter(bank=ctx.bank, normalized=norm).select_related("entry").first()
-        )
-        if existing is not None and ctx.canonical_ref(existing.entry.short_id) != owner:
-            raise InvalidInput(
-                f"The alias {surface!r} already names entry {existing.entry.short_id} in this bank."
-            )
+        # A form may name several entries (a virtual package provided by many): each
+        # (form, entry) pair is kept; only the same pair twice is a no-op.
         return {
             "ref": ref,
             "surface": surface.strip(),
@@ -139,7 +129,7 @@ class AliasLines:
         for item in items:
             entry = state.entry(item.data["ref"])
             alias = Alias.objects.filter(
-                bank=state.bank, normalized=item.data["normalized"]
+                bank=state.bank, normalized=item.data["normalized"], entry=entry
             ).first()
             if alias is None:
                 Alias.objects.create(

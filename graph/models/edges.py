@@ -155,7 +155,8 @@ class Edge(BankOwned):
 
 
 class Alias(BankOwned):
-    """A surface form naming an entry; unique per bank on its normalised form."""
+    """A surface form naming an entry. A form may name several entries (a real ambiguity: a
+    virtual package, two people of one name); each (form, entry) pair is one row."""
 
     surface = models.CharField(max_length=300)
     normalized = models.CharField(max_length=300)
@@ -170,8 +171,11 @@ class Alias(BankOwned):
         verbose_name_plural = "aliases"
         ordering = ["normalized"]
         constraints = [
-            models.UniqueConstraint(fields=["bank", "normalized"], name="alias_unique_per_bank"),
+            models.UniqueConstraint(
+                fields=["bank", "normalized", "entry"], name="alias_unique_per_entry"
+            ),
         ]
+        indexes = [models.Index(fields=["bank", "normalized"], name="alias_form_idx")]
 
     def __str__(self) -> str:
         return f"{self.surface} → {self.entry.short_id}"

@@ -24,6 +24,7 @@ from kb.services.entries import (
     update_entry,
     verify_entry,
 )
+from kb.services.feedback import entry_feedback
 from kb.services.guard import check_learning
 from kb.services.recall import recall_anchors, stale_entries
 
@@ -54,7 +55,7 @@ class EntryListView(BankAPIView):
     @extend_schema(
         request=schemas.EntryWriteSerializer,
         responses={
-            201: schemas.EntrySerializer,
+            201: schemas.EntryWrittenSerializer,
             409: schemas.ErrorEnvelope,
             422: schemas.ErrorEnvelope,
             **ERRORS,
@@ -66,8 +67,10 @@ class EntryListView(BankAPIView):
         data = clean_entry_data(bank_obj, self.json_body(request))
         check_learning(data)
         entry = create_entry(bank_obj, data, actor=actor_for(request))
+        feedback = entry_feedback(bank_obj, entry, data.get("connections"))
         return Response(
-            entry_detail(find_entry(bank_obj, entry.short_id)), status=status.HTTP_201_CREATED
+            {**entry_detail(find_entry(bank_obj, entry.short_id)), **feedback.as_json()},
+            status=status.HTTP_201_CREATED,
         )
 
 
