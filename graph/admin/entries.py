@@ -543,11 +543,15 @@ class GraphEntryAdmin(NoHistoryRevertMixin, EntryAdmin):
                     actor=audit.current().actor,
                 )
             except KbError as exc:
-                error = exc.message + (
-                    " " + "; ".join(f"{k}: {v}" for k, v in exc.fields.items())
-                    if exc.fields
-                    else ""
-                )
+                # The page numbers parts from 1 (the service from 0): say it in the page's terms.
+                n_parts = len(parts)
+                details = [
+                    f"edge #{k.split('.', 1)[1]}: choose keep or a part from 1 to {n_parts}"
+                    if k.startswith("edges.") and n_parts
+                    else f"{k}: {v}"
+                    for k, v in (exc.fields or {}).items()
+                ]
+                error = exc.message + (" " + "; ".join(details) if details else "")
             else:
                 self.message_user(
                     request,
@@ -566,7 +570,15 @@ class GraphEntryAdmin(NoHistoryRevertMixin, EntryAdmin):
             "title": f"Split {entry.short_id}",
             "opts": self.model._meta,
             "entry": entry,
-            "edges": edges,
+            "edges": [
+                (edge, (request.POST.get(f"edge_{edge.pk}") or "keep").strip()) for edge in edges
+            ],
+            "part_numbers": [
+                str(n)
+                for n in range(
+                    1, max(3, sum(1 for line in parts_text.splitlines() if line.strip())) + 1
+                )
+            ],
             "parts": parts_text,
             "reason": request.POST.get("reason", ""),
             "error": error,

@@ -127,3 +127,27 @@ def test_kind_vocabulary_still_per_bank(admin_client, bank):
     other = Bank.objects.create(slug="b2", name="B2")
     EntryKind.objects.create(bank=other, name="runbook")
     assert admin_client.get(reverse("admin:kb_entry_add")).status_code == 200
+
+
+def test_split_errors_speak_the_pages_numbering_and_keep_the_choices(
+    admin_client, bank, make_entry
+):
+    entry, other = make_entry("Billing FAQ"), make_entry("Refunds")
+    edge = link(bank, {"from": entry.short_id, "to": other.short_id, "relation": "cites"})
+    response = admin_client.post(
+        reverse("admin:kb_entry_changelist"),
+        {
+            "action": "split_selected",
+            "_selected_action": [str(entry.pk)],
+            "confirm": "yes",
+            "parts": "Refund rules | When money goes back.",
+            f"edge_{edge.pk}": "2",  # there is only one part
+            "reason": "two topics",
+        },
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert f"edge #{edge.pk}: choose keep or a part from 1 to 1" in body
+    assert "from 0 to 0" not in body
+    assert '<option value="2" selected>' in body  # the curator's choice survives the error
+    assert "Refund rules | When money goes back." in body
