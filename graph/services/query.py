@@ -9,9 +9,11 @@ import time
 from dataclasses import asdict, dataclass
 
 from graph.models import QueryLog
+from graph.retrieval.relevance import NOTE_WEIGHT
 from graph.services.fold import edges_among, fold_pool, neighbors_of
 from kb.api.render import entry_core
 from kb.models import Bank, Entry, EntryStatus
+from kb.services.embedding import embed_query
 from kb.services.search import rank_candidates
 from kb.services.usage import bump_usage
 
@@ -83,6 +85,8 @@ def run_query(
     the query is logged — unless ``record`` is false (replays and labs measure, never count)."""
     started = time.perf_counter()
     pool_size = max(params.pool, params.limit) if params.fold else params.limit
+    if query_vector is None:
+        query_vector = embed_query(params.query)
     hits = rank_candidates(
         bank,
         params.query,
@@ -106,12 +110,20 @@ def run_query(
             results.append(_result_item(entries[hit.entry_id], hit, i))
         returned = pool_ids[: params.limit]
     else:
-        plan = fold_pool(pool_ids, edges_among(bank, pool_ids), params.limit)
+        plan = fold_pool(pool_ids, edges_among(bank, pool_ids, params.query), params.limit)
         stats.update(groups=plan.groups, folded=plan.folded, refilled=plan.refilled)
         returned = [r.entry_id for r in plan.results]
         for i, folded in enumerate(plan.results, start=1):
             item = _result_item(entries[folded.entry_id], by_id[folded.entry_id], i)
-            for f in folded.related:
+            # Pointers in order of relevance to the query (the member's own score, plus its
+            # note's), then pool rank: the first pointer an agent reads is the one that matters.
+            related = sorted(
+                folded.related,
+                key=lambda f: (
+                    -((by_id[f.entry_id].relevance or 0.0) + NOTE_WEIGHT * f.note_relevance)
+                ),
+            )
+            for f in related:
                 pointer = _pointer(entries[f.entry_id], "folded", f.relation, f.direction, f.note)
                 pointer["via"] = None
                 if f.via is not None:
@@ -120,7 +132,16 @@ def run_query(
                 pointer_ids.append(pointer["id"])
             results.append(item)
         position = {entry_id: i for i, entry_id in enumerate(returned)}
-        for n in neighbors_of(bank, returned, pool_ids, params.neighbors):
+        selection = neighbors_of(
+            bank,
+            returned,
+            pool_ids,
+            params.neighbors,
+            query=params.query,
+            query_vector=query_vector,
+        )
+        stats["neighbor_cap_reached"] = len(selection.capped)
+        for n in selection.neighbors:
             target = results[position[n.result_id]]
             pointer = {
                 "id": n.short_id,

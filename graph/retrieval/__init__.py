@@ -1,0 +1,1 @@
+"""Retrieval: the fold query, neighbours, answer shaping."""
