@@ -216,6 +216,7 @@ class Neighbor:
     note: str
     pinned: bool
     relevance: float | None = None  # None: the neighbour has no vectors yet
+    content: str | None = None  # only for ids the request asked to expand
 
 
 @dataclass
@@ -300,11 +301,13 @@ ranked AS (
 )
 SELECT ranked.result_id, o.id, o.short_id, o.title, o.summary, k.name, o.status, o.steps,
        ranked.name, ranked.direction, ranked.note, ranked.pin,
-       ranked.vrel + %(note_weight)s * ranked.nrel, ranked.rn
+       ranked.vrel + %(note_weight)s * ranked.nrel, ranked.rn,
+       CASE WHEN o.short_id = ANY(%(expand)s::text[]) THEN o.content END
   FROM ranked JOIN kb_entry o ON o.id = ranked.other_id JOIN kb_entrykind k ON k.id = o.kind_id
  WHERE ranked.rn <= %(n)s OR ranked.pin
 UNION ALL
-SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL
   FROM capped
  ORDER BY 1, 14
 """
@@ -320,6 +323,7 @@ def neighbors_of(
     query_vector: Sequence[float] | None = None,
     floor: float | None = None,
     cap: int = NEIGHBOR_CANDIDATE_CAP,
+    expand: Sequence[str] = (),
 ) -> NeighborSelection:
     """Up to ``per_result`` one-hop neighbours per result from outside the pool, in one
     statement. A result superseded by an entry outside the results gets that replacement first
@@ -343,6 +347,7 @@ def neighbors_of(
         "cap": cap,
         "bare_cap": max(1, cap // 3),
         "floor": -1.0 if floor is None else floor,
+        "expand": list(expand),
     }
     with connection.cursor() as cur:
         cur.execute(sql, params)
@@ -371,6 +376,7 @@ def neighbors_of(
                 note,
                 pin,
                 None if relevance is None else float(relevance),
+                row[14],
             )
         )
     return NeighborSelection(out, capped)
