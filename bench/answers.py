@@ -43,7 +43,7 @@ def _scratch_bank(slug: str, files: list[Path]):
 
 def confidence(banks: dict) -> dict:
     from graph.retrieval.answer import floors
-    from graph.services.query import QueryParams, run_query
+    from graph.retrieval.query import QueryParams, run_query
 
     rows = []
     for q in _lines(HERE / "data" / "confidence_questions.jsonl"):
@@ -91,8 +91,8 @@ def confidence(banks: dict) -> dict:
 
 
 def corrections() -> dict:
-    from graph.services.edges import link
-    from graph.services.query import QueryParams, run_query
+    from graph.edges.links import link
+    from graph.retrieval.query import QueryParams, run_query
     from kb.models import Bank, Entry
     from kb.services.banks import ensure_bank
     from kb.services.embedding import embed_entries
@@ -144,7 +144,7 @@ def corrections() -> dict:
 
 def economy(bank) -> dict:
     from graph.retrieval.answer import estimate_tokens
-    from graph.services.query import QueryParams, run_query
+    from graph.retrieval.query import QueryParams, run_query
 
     queries = [
         q["query"]

@@ -92,12 +92,13 @@ def legacy_modules(rev: str):
     """graph.services.fold and .query as they were at ``rev``, as separate modules."""
 
     def load(path: str, name: str, replace: dict[str, str]) -> types.ModuleType:
-        source = subprocess.run(
-            ["git", "-C", str(ROOT), "show", f"{rev}:{path}"],
-            capture_output=True,
-            check=True,
-            text=True,
-        ).stdout
+        for where in (path, path.replace("graph/services/", "graph/retrieval/")):
+            shown = subprocess.run(
+                ["git", "-C", str(ROOT), "show", f"{rev}:{where}"], capture_output=True, text=True
+            )
+            if shown.returncode == 0:
+                break
+        source = shown.stdout
         for a, b in replace.items():
             source = source.replace(a, b)
         module = types.ModuleType(name)
@@ -109,7 +110,10 @@ def legacy_modules(rev: str):
     query = load(
         "graph/services/query.py",
         "legacy_query",
-        {"from graph.services.fold ": "from legacy_fold "},
+        {
+            "from graph.services.fold ": "from legacy_fold ",
+            "from graph.retrieval.fold ": "from legacy_fold ",
+        },
     )
     return query
 
@@ -135,7 +139,7 @@ def main() -> None:
     from django.db import connection, transaction
     from pgvector.psycopg import register_vector
 
-    from graph.services import query as new_query
+    from graph.retrieval import query as new_query
     from kb.models import Bank, EntryKind
     from kb.services.search import rank_candidates
 

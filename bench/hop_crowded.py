@@ -34,8 +34,8 @@ def main() -> None:
     django.setup()
     import fold as fold_bench
 
-    from graph.services import hoplab
-    from graph.services.query import run_query as new_run_query
+    from bench.labs import hoplab
+    from graph.retrieval.query import run_query as new_run_query
     from kb import audit
     from kb.models import Entry
     from kb.services.banks import ensure_bank

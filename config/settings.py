@@ -172,6 +172,10 @@ KB_OPENAI_EMBEDDINGS_URL = os.environ.get("KB_OPENAI_EMBEDDINGS_URL", "")
 KB_OPENAI_EMBEDDINGS_MODEL = os.environ.get("KB_OPENAI_EMBEDDINGS_MODEL", "text-embedding-3-small")
 KB_OPENAI_API_KEY = os.environ.get("KB_OPENAI_API_KEY", "")
 KB_EMBED_BATCH_SIZE = int(os.environ.get("KB_EMBED_BATCH_SIZE", "64"))
+# Write feedback: entries at least this similar (cosine of content vectors) are listed as
+# ``similar`` on a new entry; at KB_DUPLICATE_MIN the write also carries a duplicate warning.
+KB_SIMILAR_MIN = float(os.environ.get("KB_SIMILAR_MIN", "0.75"))
+KB_DUPLICATE_MIN = float(os.environ.get("KB_DUPLICATE_MIN", "0.92"))
 
 LOGGING = {
     "version": 1,

@@ -82,6 +82,10 @@ class EntryKind(models.Model):
     structural = models.BooleanField(
         default=False, help_text="Names a part of the system (weight 0)."
     )
+    entity = models.BooleanField(
+        default=False,
+        help_text="Names a thing (service, team, person, system): bare-name resolution prefers it.",
+    )
     description = models.CharField(max_length=300, blank=True)
 
     class Meta:
@@ -259,6 +263,7 @@ class OperationKind(models.TextChoices):
     UNLINK = "unlink"
     RETYPE = "retype"
     INVALIDATE = "invalidate"
+    RENOTE = "renote"
     MERGE = "merge"
     SPLIT = "split"
     DELETE = "delete"

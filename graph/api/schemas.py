@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from kb.api import schemas
+
 
 class EdgeEndsMixin:
     # Adds the "from" and "to" fields ("from" is a Python keyword, so not a class attribute).
@@ -62,6 +64,8 @@ class InvalidateSerializer(ReasonSerializer):
 class CandidateSerializer(serializers.Serializer):
     id = serializers.CharField()
     title = serializers.CharField()
+    kind = serializers.CharField()
+    key = serializers.CharField(allow_null=True)
     score = serializers.FloatField()
 
 
@@ -72,6 +76,11 @@ class ResolveSerializer(serializers.Serializer):
     )
     entry = serializers.DictField(allow_null=True)
     candidates = CandidateSerializer(many=True)
+
+
+class RenoteSerializer(serializers.Serializer):
+    note = serializers.CharField(allow_blank=True, help_text="How the other entry pertains.")
+    reason = serializers.CharField()
 
 
 class MergeRequestSerializer(serializers.Serializer):
@@ -108,3 +117,7 @@ class RevertRequestSerializer(ReasonSerializer):
 class RevertResultSerializer(serializers.Serializer):
     operation = serializers.IntegerField()
     reverted = serializers.IntegerField()
+
+
+class EdgeWrittenSerializer(EdgeSerializer):
+    warnings = schemas.WriteWarningSerializer(many=True)

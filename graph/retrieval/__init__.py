@@ -1,1 +1,1 @@
-"""Retrieval: the fold query, neighbours, answer shaping."""
+"""Retrieval: the query service, the fold, fact search, personalized PageRank and entries as of a past instant."""

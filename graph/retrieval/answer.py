@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from graph.services.fold import PoolEdge
+from graph.retrieval.fold import PoolEdge
 from kb.models import Bank
 
 # --- relations between results -------------------------------------------------------------

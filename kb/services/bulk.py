@@ -261,7 +261,7 @@ class KindLines:
     order = 0
 
     def validate(self, ctx: ImportContext, line: int, obj: dict) -> dict:
-        allowed = {"type", "name", "weight", "container", "structural", "description"}
+        allowed = {"type", "name", "weight", "container", "structural", "entity", "description"}
         unknown = sorted(set(obj) - allowed)
         name = obj.get("name")
         if unknown:
@@ -276,6 +276,7 @@ class KindLines:
             "weight": float(weight),
             "container": bool(obj.get("container", False)),
             "structural": bool(obj.get("structural", False)),
+            "entity": bool(obj.get("entity", False)),
             "description": str(obj.get("description", ""))[:300],
         }
         if name in ctx.kinds and ctx.kinds[name].bank_id is None:
@@ -295,6 +296,7 @@ class KindLines:
                 "weight": kind.weight,
                 "container": kind.container,
                 "structural": kind.structural,
+                "entity": kind.entity,
                 "description": kind.description,
             }
 

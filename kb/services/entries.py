@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from kb import audit
+from kb import audit, extensions
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryKind, EntryStatus, OperationKind
 
@@ -235,7 +234,8 @@ def create_entry(bank: Bank, data: dict[str, Any], *, actor: str | None = None) 
     """Create an entry from a validated payload (see :func:`clean_entry_data`)."""
     values = dict(data)
     connections = values.pop("connections", None)
-    if connections and CONNECTION_LINKER is None:
+    linker = extensions.registry.get(extensions.CONNECTION_LINKER)
+    if connections and linker is None:
         raise InvalidInput(
             "connections are not supported yet; create the entry and link it later.",
             code="not_supported_yet",
@@ -249,15 +249,9 @@ def create_entry(bank: Bank, data: dict[str, Any], *, actor: str | None = None) 
         audit.record(op, entry=entry.short_id)
         if connections:
             # The entry and its edges land together: any bad connection rolls back the entry.
-            CONNECTION_LINKER(bank, entry, connections)
+            linker(bank, entry, connections)
         schedule_embedding([entry.pk])
     return entry
-
-
-# Set by the graph app (AppConfig.ready): writes a new entry's ``connections`` as edges.
-CONNECTION_LINKER: Callable[[Bank, Entry, list], None] | None = None
-# Set by the graph app: deletes an entry, bridging its edges first.
-ENTRY_DELETER: Callable[..., dict] | None = None
 
 
 def unique_short_id(bank: Bank, taken: set[str] | None = None) -> str:

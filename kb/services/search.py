@@ -67,9 +67,6 @@ class SearchResult:
     entries: dict[int, Entry]
     took_ms: float
 
-    def ordered_entries(self) -> list[tuple[ScoredEntry, Entry]]:
-        return [(hit, self.entries[hit.entry_id]) for hit in self.hits]
-
 
 # Each large bank has HNSW indexes of its own (partial, ``WHERE bank_id = <bank>``, built by
 # kb.services.vector_index once it holds KB_BANK_VECTOR_INDEX_AT vectors); the statement names

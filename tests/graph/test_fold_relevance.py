@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from graph.services import query as query_service
-from graph.services.query import QueryParams, run_query
+from graph.retrieval import query as query_service
+from graph.retrieval.query import QueryParams, run_query
 from kb.models import Entry
 from kb.services.embedding import embed_entries
 from kb.services.search import ScoredEntry
@@ -137,7 +137,7 @@ def test_a_hub_reads_a_bounded_candidate_set_and_says_so(
 
 
 def test_fold_replay_reports_neighbour_slot_pressure(bank, make_entry, linked, ranked):
-    from graph.services.replay import replay
+    from bench.labs.replay import replay
 
     crowded, quiet = make_entry("Crowded"), make_entry("Quiet")
     for i in range(4):
