@@ -30,12 +30,12 @@ def _lines(path: Path) -> list[dict]:
 
 
 def _scratch_bank(slug: str, files: list[Path]):
-    from kb.models import Bank
+    import secrets
+
     from kb.services.banks import ensure_bank
     from kb.services.bulk import import_bank
 
-    Bank.objects.filter(slug=slug).delete()
-    bank, _ = ensure_bank(slug, name=f"bench {slug}")
+    bank, _ = ensure_bank(f"{slug}-{secrets.token_hex(3)}", name=f"bench {slug}")
     for f in files:
         import_bank(bank, f.read_text(), reason="bench answers")
     return bank
@@ -91,15 +91,16 @@ def confidence(banks: dict) -> dict:
 
 
 def corrections() -> dict:
+    import secrets
+
     from graph.edges.links import link
     from graph.retrieval.query import QueryParams, run_query
-    from kb.models import Bank, Entry
+    from kb.models import Entry
     from kb.services.banks import ensure_bank
     from kb.services.embedding import embed_entries
     from kb.services.entries import clean_entry_data, create_entry
 
-    Bank.objects.filter(slug="bench-corrections").delete()
-    bank, _ = ensure_bank("bench-corrections", name="bench corrections")
+    bank, _ = ensure_bank(f"bench-corrections-{secrets.token_hex(3)}", name="bench corrections")
     pairs = _lines(HERE / "data" / "correction_pairs.jsonl")
     made = []
     for p in pairs:
