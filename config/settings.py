@@ -276,6 +276,8 @@ WORKFLOWS_REGENERATE_COUNTDOWN = int(os.environ.get("WORKFLOWS_REGENERATE_COUNTD
 # tests of logic that is not about retrieval quality; never for real use).
 KB_EMBEDDER = os.environ.get("KB_EMBEDDER", "minilm")
 KB_EMBEDDING_DIM = int(os.environ.get("KB_EMBEDDING_DIM", "384"))
+# Query vectors kept per process for repeated queries (0 turns the cache off).
+KB_QUERY_EMBEDDING_CACHE = int(os.environ.get("KB_QUERY_EMBEDDING_CACHE", "2048"))
 KB_OPENAI_EMBEDDINGS_URL = os.environ.get("KB_OPENAI_EMBEDDINGS_URL", "")
 KB_OPENAI_EMBEDDINGS_MODEL = os.environ.get("KB_OPENAI_EMBEDDINGS_MODEL", "text-embedding-3-small")
 KB_OPENAI_API_KEY = os.environ.get("KB_OPENAI_API_KEY", "")

@@ -10,7 +10,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
 DEFAULT_DIMENSION_WEIGHTS = {"content": 0.5, "useful_for": 0.3, "context": 0.2}
@@ -248,29 +248,9 @@ class EntryEmbedding(models.Model):
     computed_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        indexes = [
-            HnswIndex(
-                name="emb_content_hnsw",
-                fields=["content"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
-            HnswIndex(
-                name="emb_useful_hnsw",
-                fields=["useful_for"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
-            HnswIndex(
-                name="emb_context_hnsw",
-                fields=["context"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
-        ]
+        # No HNSW index spans the banks: each large bank gets partial HNSW indexes of its own
+        # (kb.services.vector_index, built by a job), smaller banks are scanned exactly.
+        indexes: list = []
 
 
 class OperationKind(models.TextChoices):

@@ -18,12 +18,16 @@ def embed_entries_task(entry_ids: list[int]) -> int:
 
     from kb.models import Entry
     from kb.services.embedding import embed_entries
+    from kb.services.vector_index import banks_needing_indexes
 
     ids = sorted(set(entry_ids))
     size = max(1, settings.KB_EMBED_BATCH_SIZE)
     stored = 0
-    for start in range(0, len(ids), size):
-        stored += embed_entries(Entry.objects.filter(pk__in=ids[start : start + size]))
+    for begin in range(0, len(ids), size):
+        stored += embed_entries(Entry.objects.filter(pk__in=ids[begin : begin + size]))
+    bank_ids = set(Entry.objects.filter(pk__in=ids).values_list("bank_id", flat=True).distinct())
+    for bank_id in banks_needing_indexes(bank_ids):
+        ensure_bank_vector_indexes_task.delay(bank_id)
     return stored
 
 
@@ -34,3 +38,17 @@ def run_import_job(job_id: int) -> str:
 
     with audit.acting_as("celery:import"):
         return run(job_id)
+
+
+@shared_task(name="kb.ensure_bank_vector_indexes", acks_late=True)
+def ensure_bank_vector_indexes_task(bank_id: int) -> list[str]:
+    """Give a bank past the threshold its own HNSW indexes (idempotent; CONCURRENTLY)."""
+    from django.db import connection
+
+    from kb.models import Bank
+    from kb.services.vector_index import ensure_bank_vector_indexes
+
+    bank = Bank.objects.filter(pk=bank_id).first()
+    if bank is None:
+        return []
+    return ensure_bank_vector_indexes(bank, concurrently=not connection.in_atomic_block).created

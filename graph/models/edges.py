@@ -136,6 +136,28 @@ class Edge(BankOwned):
             ),
             models.Index(fields=["bank", "type"]),
             models.Index(fields=["bank", "recorded_at"]),
+            # The fold's neighbour candidates, read newest first per end with a cap, so a hub
+            # costs the cap in index order rather than its degree (noted and bare apart).
+            models.Index(
+                fields=["from_entry", "-id"],
+                name="edge_from_open_noted",
+                condition=Q(invalidated_at__isnull=True) & ~Q(note=""),
+            ),
+            models.Index(
+                fields=["to_entry", "-id"],
+                name="edge_to_open_noted",
+                condition=Q(invalidated_at__isnull=True) & ~Q(note=""),
+            ),
+            models.Index(
+                fields=["from_entry", "-id"],
+                name="edge_from_open_bare",
+                condition=Q(invalidated_at__isnull=True, note=""),
+            ),
+            models.Index(
+                fields=["to_entry", "-id"],
+                name="edge_to_open_bare",
+                condition=Q(invalidated_at__isnull=True, note=""),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -15,6 +15,7 @@ from kb.api.errors import ApiError
 from kb.api.params import int_param, int_query, reject_unknown
 from kb.api.parsers import BoundedMultiPartParser, read_bounded
 from kb.api.render import entry_core, entry_detail
+from kb.errors import NotFound
 from kb.models import Bank, Job, Scope
 from kb.services import bulk
 from kb.services.entries import (
@@ -52,7 +53,46 @@ def _detail_response(bank: Bank, ref: str) -> dict:
     return entry_detail(entry, merged_from=merged_from)
 
 
+MAX_BATCH_IDS = 100
+
+
 class EntryListView(BankAPIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "ids",
+                str,
+                required=True,
+                description=f"Comma-separated entry ids or keys (at most {MAX_BATCH_IDS}).",
+            )
+        ],
+        responses={200: schemas.EntryBatchSerializer, **ERRORS},
+        operation_id="banks_entries_batch",
+        summary="Read several entries in one call",
+    )
+    def get(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        raw = request.query_params.get("ids", "")
+        ids = list(dict.fromkeys(x.strip() for x in raw.split(",") if x.strip()))
+        if not ids:
+            raise ApiError(
+                400, "invalid_ids", "Pass ids=a,b,c (one or more entry ids).", {"ids": "required"}
+            )
+        if len(ids) > MAX_BATCH_IDS:
+            raise ApiError(
+                400,
+                "invalid_ids",
+                f"At most {MAX_BATCH_IDS} ids per call.",
+                {"ids": f"{len(ids)} given"},
+            )
+        results, missing = [], []
+        for ref in ids:
+            try:
+                results.append(_detail_response(bank_obj, ref))
+            except NotFound:
+                missing.append(ref)
+        return Response({"results": results, "missing": missing})
+
     @extend_schema(
         request=schemas.EntryWriteSerializer,
         responses={

@@ -16,6 +16,7 @@ import re
 import threading
 import urllib.error
 import urllib.request
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Protocol
@@ -229,5 +230,27 @@ def embed_entries(
     return len(rows)
 
 
+# Repeated queries (agents re-ask, retries, replays) skip the model: a per-process LRU of
+# query vectors keyed by embedder and text. KB_QUERY_EMBEDDING_CACHE sets its size (0: off).
+_QUERY_CACHE: OrderedDict[tuple[str, int, str], list[float]] = OrderedDict()
+_QUERY_CACHE_LOCK = threading.Lock()
+
+
 def embed_query(text: str, embedder: Embedder | None = None) -> list[float]:
-    return (embedder or get_embedder()).embed([text])[0]
+    """The query's vector; repeated texts come from a bounded per-process cache."""
+    embedder = embedder or get_embedder()
+    size = int(getattr(settings, "KB_QUERY_EMBEDDING_CACHE", 2048))
+    if size <= 0:
+        return embedder.embed([text])[0]
+    key = (embedder.name, id(embedder), text)
+    with _QUERY_CACHE_LOCK:
+        vector = _QUERY_CACHE.get(key)
+        if vector is not None:
+            _QUERY_CACHE.move_to_end(key)
+            return vector
+    vector = embedder.embed([text])[0]
+    with _QUERY_CACHE_LOCK:
+        _QUERY_CACHE[key] = vector
+        while len(_QUERY_CACHE) > size:
+            _QUERY_CACHE.popitem(last=False)
+    return vector
