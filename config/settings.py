@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "kb",
     "graph",
     "workflows",
+    "explorer",
 ]
 
 MIDDLEWARE = [
@@ -170,6 +171,11 @@ KB_OPENAI_EMBEDDINGS_URL = os.environ.get("KB_OPENAI_EMBEDDINGS_URL", "")
 KB_OPENAI_EMBEDDINGS_MODEL = os.environ.get("KB_OPENAI_EMBEDDINGS_MODEL", "text-embedding-3-small")
 KB_OPENAI_API_KEY = os.environ.get("KB_OPENAI_API_KEY", "")
 KB_EMBED_BATCH_SIZE = int(os.environ.get("KB_EMBED_BATCH_SIZE", "64"))
+# Graph pictures: a bank of at most this many entries with no cached layout is laid out inside
+# the first request; larger ones wait for the refresh job. Edits schedule that job (debounced by
+# KB_LAYOUT_COUNTDOWN seconds) when a broker runs jobs, unless KB_LAYOUT_AUTO_REFRESH says.
+KB_LAYOUT_SYNC_MAX = int(os.environ.get("KB_LAYOUT_SYNC_MAX", "2000"))
+KB_LAYOUT_COUNTDOWN = int(os.environ.get("KB_LAYOUT_COUNTDOWN", "30"))
 
 LOGGING = {
     "version": 1,

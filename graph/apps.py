@@ -8,6 +8,7 @@ class GraphConfig(AppConfig):
 
     def ready(self) -> None:
         # kb never imports graph; graph plugs its parts into kb's extension points here.
+        from graph.analytics import layout_store
         from graph.api.render import add_edges_and_aliases
         from graph.api.traverse_views import entry_as_of_response
         from graph.services import bulk_lines
@@ -22,3 +23,4 @@ class GraphConfig(AppConfig):
         if add_edges_and_aliases not in render.DETAIL_EXTENSIONS:
             render.DETAIL_EXTENSIONS.append(add_edges_and_aliases)
         bulk_lines.register()
+        layout_store.connect_signals()

@@ -235,3 +235,4 @@ class QueryLog(BankOwned):
 
 
 from graph.models_analytics import *  # noqa: E402,F401,F403
+from graph.models_layout import *  # noqa: E402,F401,F403

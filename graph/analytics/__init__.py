@@ -1,0 +1,1 @@
+"""Graph analytics: layout for pictures (and, after the layout move, PPR, communities, stats)."""
