@@ -55,9 +55,9 @@ function colourOf(node) {
 }
 
 function sizeOf(node) {
-  const base = 1 + Math.sqrt(node.degree || 0) * 1.6;
-  if (state.highlighted.size && !state.highlighted.has(node.id)) return 0.06;
-  if (state.highlighted.size) return base + 3;
+  const base = 1 + (node.degree || 0) * 0.6;
+  if (state.highlighted.size && !state.highlighted.has(node.id)) return 0.04;
+  if (state.highlighted.size) return base * 1.8 + 2;
   return base;
 }
 
@@ -147,16 +147,18 @@ function styleGraph(graph) {
     .linkColor((l) => {
       if (state.litLinks.has(l.id)) return "#ffd166";
       if (state.highlighted.size) return "rgba(140,150,170,0.06)";
-      return l.has_note ? "rgba(190,200,220,0.45)" : "rgba(150,160,180,0.22)";
+      return l.has_note ? "rgba(200,210,230,0.55)" : "rgba(150,160,180,0.3)";
     })
-    .linkWidth((l) => (state.litLinks.has(l.id) ? 2.2 : 0))
+    .linkWidth((l) => (state.litLinks.has(l.id) ? 2.5 : state.mode === "2d" ? 0.6 : 0))
     .linkDirectionalParticles((l) => (state.litLinks.has(l.id) ? 4 : 0))
     .linkDirectionalParticleWidth(3)
     .linkDirectionalParticleSpeed(0.006)
     .linkDirectionalParticleColor(() => "#ffe8a3")
     .onNodeClick((n) => selectNode(n.id, true))
-    .cooldownTicks(1)
-    .warmupTicks(0);
+    .warmupTicks(0)
+    .cooldownTicks(3);
+  // Positions are fixed by the server: no forces, the few ticks only place links and nodes.
+  graph.d3Force("charge", null).d3Force("link", null).d3Force("center", null);
   return graph;
 }
 
@@ -172,13 +174,14 @@ function createGraph(mode) {
     graph = ForceGraph3D({ controlType: "orbit" })(el)
       .backgroundColor("#0d1320")
       .nodeResolution(state.visibleNodes.length > 3000 ? 4 : 10)
+      .nodeRelSize(2.4)
       .nodeOpacity(0.92)
       .linkOpacity(0.6)
       .showNavInfo(false);
   } else {
     graph = ForceGraph()(el)
       .backgroundColor("#0d1320")
-      .nodeRelSize(3)
+      .nodeRelSize(2.2)
       .autoPauseRedraw(false);
   }
   graph.width(width).height(height);
@@ -195,10 +198,10 @@ function createGraph(mode) {
 }
 
 function fitAll(ms) {
+  // The answer is lit inside the whole picture, so the view always frames the whole bank.
   const graph = state.graph;
   if (!graph) return;
-  const filter = state.highlighted.size ? (n) => state.highlighted.has(n.id) : () => true;
-  setTimeout(() => graph.zoomToFit(ms, 40, filter), 30);
+  setTimeout(() => graph.zoomToFit(ms, 30), 30);
 }
 
 function refreshStyles() {
@@ -370,7 +373,7 @@ function renderAnswer(answer) {
   </section>`;
 }
 
-async function runQuery(text) {
+async function runQuery(text, options = {}) {
   const query = String(text || "").trim();
   if (!query) { clearQuery(); return state.highlighted; }
   $("kbx-query").value = query;
@@ -379,7 +382,7 @@ async function runQuery(text) {
     method: "POST",
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrf },
-    body: JSON.stringify({ query }),
+    body: JSON.stringify({ query, lexical: $("kbx-lexical").checked, ...options }),
   });
   const answer = await resp.json();
   if (!resp.ok) {
@@ -424,8 +427,8 @@ async function load() {
     state.filters.sources, tally(data.links, "source"));
   const note = $("kbx-layout-note");
   const layout = data.layout || {};
-  note.textContent = `Layout ${layout.status || "?"}`
-    + (layout.computed_at ? `, computed ${new Date(layout.computed_at).toLocaleString()}` : "")
+  note.textContent = `Layout: ${layout.status || "?"}`
+    + (layout.computed_at ? ` (${new Date(layout.computed_at).toLocaleString()})` : "")
     + ". Positions are computed on the server; colours are clusters, size is degree.";
   applyFilters();
   const initial = !state.webgl || data.nodes.length > LARGE ? "2d" : "3d";
@@ -490,9 +493,9 @@ window.kbExplorer = {
       total: state.data.nodes.length,
     };
   },
-  async query(text) {
+  async query(text, options) {
     await ready;
-    return [...(await runQuery(text))].sort();
+    return [...(await runQuery(text, options || {}))].sort();
   },
   clear: clearQuery,
   setMode(mode) { setMode(mode); return state.mode; },
