@@ -19,9 +19,9 @@ from graph.services.edges import current_q
 from kb.models import Entry, EntryStatus
 
 WIDTH = 760
-HEIGHT = 620
+HEIGHT = 720
 RING1 = 165.0
-RING2 = 275.0
+RING2 = 268.0
 MAX_RING1 = 24
 MAX_RING2 = 36
 HIDDEN = (EntryStatus.MERGED, EntryStatus.DELETED)
@@ -90,7 +90,7 @@ def read_neighbourhood(entry: Entry, depth: int = 2) -> Neighbourhood:
 
 
 def _positions(hood: Neighbourhood) -> dict[int, tuple[float, float]]:
-    cx, cy = WIDTH / 2, HEIGHT / 2 + 10
+    cx, cy = WIDTH / 2, HEIGHT / 2 + 28
     pos = {hood.centre.pk: (cx, cy)}
     ring1 = [pk for pk, d in hood.depth_of.items() if d == 1]
     angle_of = {}
@@ -98,17 +98,24 @@ def _positions(hood: Neighbourhood) -> dict[int, tuple[float, float]]:
         angle = -math.pi / 2 + 2 * math.pi * i / max(len(ring1), 1)
         angle_of[pk] = angle
         pos[pk] = (cx + RING1 * math.cos(angle), cy + RING1 * math.sin(angle))
-    sector = 2 * math.pi / max(len(ring1), 1)
-    children: dict[int, list[int]] = {}
-    for pk, d in hood.depth_of.items():
-        if d == 2:
-            children.setdefault(hood.parent_of[pk], []).append(pk)
-    for parent, kids in children.items():
-        base = angle_of.get(parent, 0.0)
-        for j, pk in enumerate(kids):
-            offset = (j - (len(kids) - 1) / 2) * min(sector / max(len(kids), 1), 0.35)
-            radius = RING2 + (28 if j % 2 else 0)
-            pos[pk] = (cx + radius * math.cos(base + offset), cy + radius * math.sin(base + offset))
+    # The outer ring uses the whole circle: its entries are spread evenly, in the order of
+    # their parents' angles, and the ring is turned so they sit as near their parents as it can.
+    ring2 = sorted(
+        (pk for pk, d in hood.depth_of.items() if d == 2),
+        key=lambda pk: (angle_of.get(hood.parent_of[pk], 0.0) % (2 * math.pi), pk),
+    )
+    if ring2:
+        m = len(ring2)
+        even = [2 * math.pi * (i + 0.5) / m for i in range(m)]
+        ideal = [angle_of.get(hood.parent_of[pk], 0.0) % (2 * math.pi) for pk in ring2]
+        turn = math.atan2(
+            sum(math.sin(a - b) for a, b in zip(ideal, even, strict=True)),
+            sum(math.cos(a - b) for a, b in zip(ideal, even, strict=True)),
+        )
+        for i, pk in enumerate(ring2):
+            angle = even[i] + turn
+            radius = RING2 + (30 if i % 2 else 0)
+            pos[pk] = (cx + radius * math.cos(angle), cy + radius * math.sin(angle))
     return pos
 
 

@@ -158,7 +158,9 @@ function styleGraph(graph) {
     .warmupTicks(0)
     .cooldownTicks(3);
   // Positions are fixed by the server: no forces, the few ticks only place links and nodes.
-  graph.d3Force("charge", null).d3Force("link", null).d3Force("center", null);
+  // (The link force stays, with no strength: it is what resolves link ends to node objects.)
+  graph.d3Force("charge", null).d3Force("center", null);
+  graph.d3Force("link").strength(0);
   return graph;
 }
 
@@ -174,7 +176,7 @@ function createGraph(mode) {
     graph = ForceGraph3D({ controlType: "orbit" })(el)
       .backgroundColor("#0d1320")
       .nodeResolution(state.visibleNodes.length > 3000 ? 4 : 10)
-      .nodeRelSize(2.4)
+      .nodeRelSize(1.7)
       .nodeOpacity(0.92)
       .linkOpacity(0.6)
       .showNavInfo(false);
