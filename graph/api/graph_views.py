@@ -54,6 +54,10 @@ class GraphDataSerializer(serializers.Serializer):
 
 
 class GraphDataView(BankAPIView):
+    """Every drawable entry with kind, status, degree, cluster and cached layout positions (3D
+    x/y/z, 2D x2/y2), and the current edges between them. Positions come from a server-side
+    layout cached per bank and refreshed by a job after edits."""
+
     @extend_schema(
         parameters=[
             OpenApiParameter("kinds", str, description="Comma-separated entry kinds to draw."),

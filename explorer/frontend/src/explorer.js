@@ -164,6 +164,22 @@ function styleGraph(graph) {
   return graph;
 }
 
+function drawLabel2d(node, ctx, scale) {
+  // Lit entries (and the selected one) carry their title in 2D.
+  if (!state.highlighted.has(node.id) && state.selected !== node.id) return;
+  const size = 12 / scale;
+  ctx.font = `${size}px system-ui, sans-serif`;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "top";
+  const title = node.title.length > 40 ? `${node.title.slice(0, 39)}…` : node.title;
+  const y = node.y + Math.sqrt(sizeOf(node)) * 2.2 + 2 / scale;
+  ctx.lineWidth = 3 / scale;
+  ctx.strokeStyle = "rgba(13,19,32,0.85)";
+  ctx.strokeText(title, node.x, y);
+  ctx.fillStyle = "#f4f6fb";
+  ctx.fillText(title, node.x, y);
+}
+
 function createGraph(mode) {
   const el = $("kbx-graph");
   if (state.graph && state.graph._destructor) state.graph._destructor();
@@ -184,7 +200,9 @@ function createGraph(mode) {
     graph = ForceGraph()(el)
       .backgroundColor("#0d1320")
       .nodeRelSize(2.2)
-      .autoPauseRedraw(false);
+      .autoPauseRedraw(false)
+      .nodeCanvasObjectMode(() => "after")
+      .nodeCanvasObject(drawLabel2d);
   }
   graph.width(width).height(height);
   styleGraph(graph);
