@@ -16,14 +16,15 @@ __all__ = ["GraphLayout"]
 class GraphLayout(models.Model):
     """One bank's cached layout: 3D and 2D positions and Louvain clusters per entry.
 
-    ``positions`` holds parallel arrays ``{"ids": [entry pk], "xyz": [[x, y, z]], "xy":
-    [[x, y]], "community": [int | null]}``. ``fingerprint`` hashes the node set and edge pairs
+    ``positions`` is a packed array of records (entry pk int64, x y z float32, 2D x y float32,
+    cluster int32 with -1 for none; ``graph.analytics.layout_store.POSITION_DTYPE``): a 10k
+    bank's layout is 280 kB and decodes in microseconds. ``fingerprint`` hashes the node set and edge pairs
     the layout was computed from, so a reader knows when it is stale. ``requested_at`` is the
     debounce marker: set while a refresh job is scheduled, cleared when the job starts.
     """
 
     bank = models.OneToOneField(Bank, on_delete=models.CASCADE, related_name="+")
-    positions = models.JSONField(default=dict, blank=True)
+    positions = models.BinaryField(default=bytes, blank=True)
     fingerprint = models.CharField(max_length=64, blank=True, default="")
     node_count = models.PositiveIntegerField(default=0)
     edge_count = models.PositiveIntegerField(default=0)
@@ -37,4 +38,4 @@ class GraphLayout(models.Model):
 
     @property
     def is_computed(self) -> bool:
-        return self.computed_at is not None and bool(self.positions.get("ids") is not None)
+        return self.computed_at is not None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
 from django.conf import settings
 
 from graph.analytics import layout_store
@@ -107,13 +108,25 @@ def _check_vocabulary(bank: Bank, filters: GraphFilters) -> None:
 
 
 def _cached_positions(row: GraphLayout | None) -> tuple[dict, dict, dict]:
-    if row is None or not row.is_computed:
-        return {}, {}, {}
-    data = row.positions
-    ids = data.get("ids") or []
-    xyz = dict(zip(ids, (tuple(p) for p in data.get("xyz") or []), strict=False))
-    xy = dict(zip(ids, (tuple(p) for p in data.get("xy") or []), strict=False))
-    community = dict(zip(ids, data.get("community") or [], strict=False))
+    records = layout_store.unpack_positions(row)
+    ids = records["id"].tolist()
+    xyz = dict(
+        zip(
+            ids,
+            (tuple(p) for p in np.round(records["xyz"].astype(np.float64), 1).tolist()),
+            strict=True,
+        )
+    )
+    xy = dict(
+        zip(
+            ids,
+            (tuple(p) for p in np.round(records["xy"].astype(np.float64), 1).tolist()),
+            strict=True,
+        )
+    )
+    community = {
+        pk: (None if c < 0 else c) for pk, c in zip(ids, records["community"].tolist(), strict=True)
+    }
     return xyz, xy, community
 
 
@@ -164,7 +177,8 @@ def graph_data(bank: Bank, filters: GraphFilters) -> dict:
         nodes.sort(key=lambda n: n[0])
     short = {n[0]: n[1] for n in nodes}
 
-    far3, far2 = extent_of(xyz), extent_of(xy)
+    unplaced = any(n[0] not in xyz for n in nodes)
+    far3, far2 = (extent_of(xyz), extent_of(xy)) if unplaced else (0.0, 0.0)
     out_nodes = []
     for pk, short_id, title, kind, status_ in nodes:
         p3 = xyz.get(pk) or provisional_position(pk, adjacency.get(pk, ()), xyz, 3, far3)

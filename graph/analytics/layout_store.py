@@ -16,6 +16,7 @@ import hashlib
 import time
 from dataclasses import dataclass
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -26,6 +27,9 @@ from graph.models import Edge, GraphLayout
 from graph.services.edges import current_q
 from kb.models import Bank, Entry, EntryStatus
 
+POSITION_DTYPE = np.dtype(
+    [("id", "<i8"), ("xyz", "<f4", (3,)), ("xy", "<f4", (2,)), ("community", "<i4")]
+)
 HIDDEN_STATUSES = (EntryStatus.MERGED, EntryStatus.DELETED)
 IGNORED_ENTRY_FIELDS = frozenset({"usage_count", "last_used_at", "verified_at", "verified_by"})
 
@@ -63,10 +67,13 @@ class GraphRows:
     def fingerprint(self) -> str:
         """Hash of what the layout depends on: the node set and the undirected edge pairs."""
         digest = hashlib.sha1()
-        digest.update(",".join(str(n[0]) for n in sorted(self.nodes)).encode())
+        digest.update(np.sort(np.fromiter((n[0] for n in self.nodes), np.int64)).tobytes())
         digest.update(b"|")
-        pairs = sorted({(min(e[1], e[2]), max(e[1], e[2])) for e in self.edges})
-        digest.update(",".join(f"{a}-{b}" for a, b in pairs).encode())
+        if self.edges:
+            ends = np.array([(e[1], e[2]) for e in self.edges], dtype=np.int64)
+            low, high = ends.min(axis=1), ends.max(axis=1)
+            pairs = np.unique(np.stack([low, high], axis=1), axis=0)
+            digest.update(pairs.tobytes())
         return digest.hexdigest()
 
 
@@ -123,17 +130,19 @@ def refresh_layout(bank: Bank, rows: GraphRows | None = None) -> LayoutBuild:
     rows = rows or read_graph(bank)
     layout = compute_layout([n[0] for n in rows.nodes], [(e[1], e[2]) for e in rows.edges])
     ids = [n[0] for n in rows.nodes]
-    positions = {
-        "ids": ids,
-        "xyz": [list(layout.xyz[pk]) for pk in ids],
-        "xy": [list(layout.xy[pk]) for pk in ids],
-        "community": [layout.community.get(pk) for pk in ids],
-    }
+    packed = np.zeros(len(ids), dtype=POSITION_DTYPE)
+    packed["id"] = ids
+    if ids:
+        packed["xyz"] = [layout.xyz[pk] for pk in ids]
+        packed["xy"] = [layout.xy[pk] for pk in ids]
+        packed["community"] = [
+            -1 if layout.community.get(pk) is None else layout.community[pk] for pk in ids
+        ]
     took = (time.perf_counter() - started) * 1000
     GraphLayout.objects.update_or_create(
         bank=bank,
         defaults={
-            "positions": positions,
+            "positions": packed.tobytes(),
             "fingerprint": rows.fingerprint(),
             "node_count": len(ids),
             "edge_count": len(rows.edges),
@@ -143,6 +152,13 @@ def refresh_layout(bank: Bank, rows: GraphRows | None = None) -> LayoutBuild:
         },
     )
     return LayoutBuild(bank, len(ids), len(rows.edges), layout.clusters, took)
+
+
+def unpack_positions(row: GraphLayout | None) -> np.ndarray:
+    """The cached records of a layout row (empty when there is none)."""
+    if row is None or not row.is_computed or not row.positions:
+        return np.zeros(0, dtype=POSITION_DTYPE)
+    return np.frombuffer(bytes(row.positions), dtype=POSITION_DTYPE)
 
 
 def request_layout(bank_pk: int) -> bool:
