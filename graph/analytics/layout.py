@@ -90,12 +90,15 @@ def _spring(graph: nx.Graph, dim: int, seed: int, weight: str | None) -> np.ndar
         temperature -= cooling
     arr = pos.astype(float)
     arr -= arr.mean(axis=0)
-    top = np.abs(arr).max() or 1.0
-    return arr / top
+    # Scale by the 90th percentile radius, not the extreme: a few far outliers (loose nodes)
+    # must not squeeze everything else into the middle.
+    spread = float(np.percentile(np.sqrt((arr**2).sum(axis=1)), 90)) or 1.0
+    return arr / spread
 
 
-def _separate(centres: np.ndarray, radii: np.ndarray, rounds: int = 80) -> np.ndarray:
-    """Push overlapping balls apart (vectorised; each round moves both ends of an overlap)."""
+def _separate(centres: np.ndarray, radii: np.ndarray, rounds: int = 150) -> np.ndarray:
+    """Push overlapping balls apart. Each round moves a ball by the mean (not the sum) of its
+    overlaps, so a crowded start relaxes instead of exploding."""
     pos = centres.copy()
     k = len(radii)
     if k < 2:
@@ -103,22 +106,18 @@ def _separate(centres: np.ndarray, radii: np.ndarray, rounds: int = 80) -> np.nd
     need = radii[:, None] + radii[None, :] + SPACING * 0.5
     np.fill_diagonal(need, 0.0)
     rng = np.random.default_rng(LAYOUT_SEED)
+    pos += rng.normal(size=pos.shape) * 1e-3  # no two centres exactly on one point
     for _ in range(rounds):
         delta = pos[:, None, :] - pos[None, :, :]
         dist = np.sqrt((delta**2).sum(axis=2))
         np.fill_diagonal(dist, np.inf)
-        overlap = need - dist
+        overlap = np.clip(need - dist, 0.0, None)
         np.fill_diagonal(overlap, 0.0)
-        if (overlap <= 1e-6).all():
+        touching = (overlap > 1e-6).sum(axis=1)
+        if not touching.any():
             break
-        overlap = np.clip(overlap, 0.0, None)
-        coincident = dist < 1e-9
-        if coincident.any():
-            delta = delta + coincident[:, :, None] * rng.normal(size=delta.shape) * 1e-3
-            dist = np.sqrt((delta**2).sum(axis=2))
-            np.fill_diagonal(dist, np.inf)
-        push = (overlap / dist / 2.0)[:, :, None] * delta
-        pos += push.sum(axis=1)
+        push = ((overlap / np.maximum(dist, 1e-9)) / 2.0)[:, :, None] * delta
+        pos += push.sum(axis=1) / np.maximum(touching, 1)[:, None]
     return pos
 
 
@@ -159,7 +158,7 @@ def _arrange(
     for (ia, ib), w in weights.items():
         quotient.add_edge(ia, ib, weight=float(w))
     r = np.array(radii[:core], dtype=float)
-    packed = (np.sum(r**dim)) ** (1.0 / dim) * 1.6
+    packed = (np.sum(r**dim)) ** (1.0 / dim) * 0.9
     centres = _spring(quotient, dim, seed, "weight") * packed
     centres = _separate(centres, r)
     if core == len(groups):

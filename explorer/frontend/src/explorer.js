@@ -147,7 +147,8 @@ function styleGraph(graph) {
     .linkColor((l) => {
       if (state.litLinks.has(l.id)) return "#ffd166";
       if (state.highlighted.size) return "rgba(140,150,170,0.06)";
-      return l.has_note ? "rgba(200,210,230,0.55)" : "rgba(150,160,180,0.3)";
+      const crowd = state.visibleLinks.length > 3000 ? 0.4 : 1; // a big bank is not a hairball
+      return l.has_note ? `rgba(200,210,230,${0.55 * crowd})` : `rgba(150,160,180,${0.3 * crowd})`;
     })
     .linkWidth((l) => (state.litLinks.has(l.id) ? 2.5 : state.mode === "2d" ? 0.6 : 0))
     .linkDirectionalParticles((l) => (state.litLinks.has(l.id) ? 4 : 0))
@@ -200,7 +201,6 @@ function createGraph(mode) {
     graph = ForceGraph()(el)
       .backgroundColor("#0d1320")
       .nodeRelSize(2.2)
-      .autoPauseRedraw(false)
       .nodeCanvasObjectMode(() => "after")
       .nodeCanvasObject(drawLabel2d);
   }
@@ -227,6 +227,7 @@ function fitAll(ms) {
 function refreshStyles() {
   const g = state.graph;
   if (!g) return;
+  // Re-setting the accessors makes both libraries restyle (and the 2D canvas redraw).
   g.nodeVal(g.nodeVal()).nodeColor(g.nodeColor()).linkColor(g.linkColor())
     .linkWidth(g.linkWidth()).linkDirectionalParticles(g.linkDirectionalParticles());
 }
