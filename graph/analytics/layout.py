@@ -32,6 +32,7 @@ import numpy as np
 LAYOUT_SEED = 20260101
 LEAF_MAX = 300  # nodes laid out directly by one spring layout
 ARRANGE_MAX = 300  # clusters placed by a spring layout of the quotient graph; the rest spiral
+SMALL = 40  # a whole graph up to this size gets one spring layout
 SPACING = 14.0  # typical distance between neighbouring nodes, in layout units
 ITERATIONS = 50
 GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
@@ -173,7 +174,7 @@ def _place(
 ) -> tuple[dict, float]:
     """Positions of ``graph``'s nodes centred on 0, and the radius of the ball they fill."""
     n = graph.number_of_nodes()
-    if n <= LEAF_MAX or depth > 6:
+    if (n <= LEAF_MAX and groups is None) or depth > 6:
         radius = _ball_radius(n, dim)
         if n > LEAF_MAX:  # a cluster Louvain cannot split: a seeded random ball, not a hang
             rng = np.random.default_rng(seed + depth)
@@ -237,7 +238,9 @@ def compute_layout(
             layout.community[node] = number
         number += 1
     layout.clusters = number
-    top_groups = groups if graph.number_of_nodes() > LEAF_MAX else None
+    # Beyond a handful of entries the picture is clusters placed as balls (constellations);
+    # one spring layout of everything would crowd the connected part into the middle.
+    top_groups = groups if graph.number_of_nodes() > SMALL and len(groups) > 1 else None
     pos3, _ = _place(graph, 3, seed, top_groups)
     pos2, _ = _place(graph, 2, seed, top_groups)
     for node in graph.nodes:
