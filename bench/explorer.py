@@ -36,8 +36,8 @@ def build_bank(n: int):
     import networkx as nx
     from django.db import transaction
 
+    from graph.edges.vocab import edge_types_for_bank
     from graph.models import Edge
-    from graph.services.vocab import edge_types_for_bank
     from kb.models import Entry, EntryKind
     from kb.services.banks import ensure_bank
 

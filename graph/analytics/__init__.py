@@ -1,1 +1,2 @@
-"""Graph analytics: layout for pictures (and, after the layout move, PPR, communities, stats)."""
+"""Analytics: graph statistics, communities and layout for pictures (derived data,
+recomputed wholesale)."""

@@ -23,8 +23,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from graph.analytics.layout import compute_layout
+from graph.edges.links import current_q
 from graph.models import Edge, GraphLayout
-from graph.services.edges import current_q
 from kb.models import Bank, Entry, EntryStatus
 
 POSITION_DTYPE = np.dtype(
@@ -164,7 +164,7 @@ def unpack_positions(row: GraphLayout | None) -> np.ndarray:
 def request_layout(bank_pk: int) -> bool:
     """Mark the bank's layout for refresh and schedule the job, unless a mark already stands
     (then the scheduled job will see this edit too). Returns whether a job was scheduled."""
-    from graph.analytics_tasks import refresh_layout_task
+    from graph.analytics.tasks import refresh_layout_task
 
     now = timezone.now()
     GraphLayout.objects.get_or_create(bank_id=bank_pk)

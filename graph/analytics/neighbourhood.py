@@ -14,8 +14,8 @@ from xml.sax.saxutils import escape
 
 from django.db.models import Q
 
+from graph.edges.links import current_q
 from graph.models import Edge
-from graph.services.edges import current_q
 from kb.models import Entry, EntryStatus
 
 WIDTH = 760

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from graph.services.edges import link
+from graph.edges.links import link
 
 pytestmark = pytest.mark.django_db
 

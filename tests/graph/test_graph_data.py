@@ -15,8 +15,8 @@ from django.utils import timezone
 from graph.analytics import layout as layout_mod
 from graph.analytics.layout import compute_layout
 from graph.analytics.layout_store import read_graph, refresh_layout, request_layout, run_requested
+from graph.edges.links import link, unlink
 from graph.models import GraphLayout
-from graph.services.edges import link, unlink
 
 pytestmark = pytest.mark.django_db
 

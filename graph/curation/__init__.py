@@ -1,0 +1,1 @@
+"""Curation: merge, delete with bridging, split, revert, lifecycle (retire/restore) and merge proposals."""

@@ -1,0 +1,1 @@
+"""Ingest: the graph's import line types, backfills from the corpus and the Debian importer."""
