@@ -149,7 +149,7 @@ def first_paint(base: str, slug: str, paints: int) -> dict:
             for _ in range(paints):
                 started = time.perf_counter()
                 page.goto(f"{base}/explorer/{slug}/")
-                page.wait_for_function("document.body.dataset.ready === 'true'", timeout=120_000)
+                page.wait_for_selector("body[data-ready='true']", timeout=120_000)
                 page.evaluate(
                     "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
                 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,15 @@ def _not_blank(page, path: Path, png: bytes, min_stddev: float = 4.0) -> None:
     assert stats["stddev"] > min_stddev and stats["colours"] > 20, (path, stats)
 
 
+def _poll(page, expression: str, seconds: float = 30.0) -> None:
+    """Wait until ``expression`` is true. (Playwright's wait_for_function evaluates a string
+    with eval, which the site's strict CSP forbids; page.evaluate goes through DevTools.)"""
+    deadline = time.monotonic() + seconds
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        page.wait_for_timeout(200)
+
+
 def _stage_png(page) -> bytes:
     return page.locator("#kbx-stage").screenshot()
 
@@ -110,7 +120,7 @@ def _stage_png(page) -> bytes:
 def _explore(page, base: str, bank: Bank, label: str) -> dict:
     """The shared journey; returns the page state at the end."""
     _login(page, base, f"/explorer/{bank.slug}/")
-    page.wait_for_function("document.body.dataset.ready === 'true'", timeout=30_000)
+    page.wait_for_selector("body[data-ready='true']", timeout=30_000)
     api = page.evaluate(
         "fetch('/api/v1/banks/eng/graph?include_backfill=true').then(r => r.json())"
     )
@@ -230,17 +240,14 @@ def test_entry_admin_page_shows_its_neighbourhood(live_server, demo_bank):
         _login(page, live_server.url, f"/admin/kb/entry/{hub.pk}/change/")
         image = page.locator("img.kb-neighbourhood")
         image.wait_for()
-        page.wait_for_function(
-            "document.querySelector('img.kb-neighbourhood').naturalWidth > 0", timeout=15_000
-        )
+        _poll(page, "document.querySelector('img.kb-neighbourhood').naturalWidth > 0")
         image.scroll_into_view_if_needed()
         _not_blank(page, ARTIFACTS / "neighbourhood.png", image.screenshot())
         link = page.locator("a", has_text="Open in the graph explorer")
         assert link.get_attribute("href") == f"/explorer/eng/#{hub.short_id}"
         link.click()
-        page.wait_for_function(
-            "window.kbExplorer && window.kbExplorer.state().selected", timeout=30_000
-        )
+        page.wait_for_selector("body[data-ready='true']", timeout=30_000)
+        _poll(page, "Boolean(window.kbExplorer.state().selected)")
         assert page.evaluate("window.kbExplorer.state().selected") == hub.short_id
     finally:
         browser.close()
