@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run dev test setup migrate demo lint bench load stop-db worker schema clean
+.PHONY: run dev test setup migrate demo lint bench load stop-db worker schema clean assets
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,3 +68,10 @@ stop-db: setup
 
 clean: stop-db
 	rm -rf .pgdata .run
+
+# The explorer's JavaScript: npm packages pinned in explorer/frontend/package-lock.json, bundled
+# by esbuild; the bundle is committed in explorer/static/explorer/ so running needs no npm.
+assets:
+	cd explorer/frontend && npm ci --no-audit --no-fund && npm run build
+	mkdir -p explorer/static/explorer
+	cp explorer/frontend/dist/explorer.js explorer/frontend/dist/explorer.js.LEGAL.txt explorer/static/explorer/

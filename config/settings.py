@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "graph",
     "workflows",
     "config.serving",
+    "explorer",
 ]
 
 MIDDLEWARE = [
@@ -286,6 +287,11 @@ KB_EMBED_BATCH_SIZE = int(os.environ.get("KB_EMBED_BATCH_SIZE", "64"))
 # ``similar`` on a new entry; at KB_DUPLICATE_MIN the write also carries a duplicate warning.
 KB_SIMILAR_MIN = float(os.environ.get("KB_SIMILAR_MIN", "0.75"))
 KB_DUPLICATE_MIN = float(os.environ.get("KB_DUPLICATE_MIN", "0.92"))
+# Graph pictures: a bank of at most this many entries with no cached layout is laid out inside
+# the first request; larger ones wait for the refresh job. Edits schedule that job (debounced by
+# KB_LAYOUT_COUNTDOWN seconds) when a broker runs jobs, unless KB_LAYOUT_AUTO_REFRESH says.
+KB_LAYOUT_SYNC_MAX = int(os.environ.get("KB_LAYOUT_SYNC_MAX", "2000"))
+KB_LAYOUT_COUNTDOWN = int(os.environ.get("KB_LAYOUT_COUNTDOWN", "30"))
 
 # --- Input limits and abuse (docs/readme/hardening.md) -------------------------------------------
 # Request bodies of the API: larger answers 413 (the import endpoint has its own, larger limit).

@@ -4,10 +4,12 @@
 - ``proposals``: merge proposals waiting for a curator.
 - ``querylog``: every query as asked and answered.
 - ``analytics``: derived data (communities, edge-note vectors), recomputed wholesale.
+- ``layout``: the cached picture of a bank (server-side layout positions).
 """
 
 from graph.models.analytics import Community, CommunityMembership, EdgeEmbedding
 from graph.models.edges import Alias, Edge, EdgeSource, EdgeType, FoldRole, WorkflowRole
+from graph.models.layout import GraphLayout
 from graph.models.proposals import MergeProposal, ProposalStatus
 from graph.models.querylog import QueryLog
 
@@ -20,6 +22,7 @@ __all__ = [
     "EdgeSource",
     "EdgeType",
     "FoldRole",
+    "GraphLayout",
     "MergeProposal",
     "ProposalStatus",
     "QueryLog",
