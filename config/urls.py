@@ -14,6 +14,7 @@ urlpatterns = [
     path("api/v1/", include("graph.api.urls")),
     path("api/v1/", include("graph.api.urls_traverse")),
     path("api/v1/", include("graph.api.urls_analytics")),
+    path("api/v1/", include("graph.api.urls_extraction")),
     path("api/v1/", include("workflows.api.urls")),
     path("workflows/", include("workflows.urls")),
 ]

@@ -1288,3 +1288,6 @@ class CommunityAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+from graph import admin_extraction  # noqa: E402,F401  (edge extraction queue and actions)

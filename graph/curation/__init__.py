@@ -1,0 +1,1 @@
+"""Curation services: merges, deletion with bridging, split, revert, proposal queues."""

@@ -1,0 +1,1 @@
+"""Getting knowledge into a bank: import lines, backfills, header parsing, extractors."""
