@@ -3,7 +3,8 @@
 The prompt follows ``004_*`` 12.3: only the bank's relations (with their descriptions and
 phrases), "do not infer", "do not normalise", and a verbatim supporting span for each
 relationship. A second *gleaning* pass (``003_*``) shows the model its own first answer and
-asks only for what it missed; both passes are merged, deduplicated by (from, type, to).
+asks only for what it missed; both passes are merged, deduplicated by (from, type, to,
+span).
 
 Failure handling, so that nothing is half-written: timeouts, connection errors and 5xx are
 retried with exponential backoff, 429 answers wait for ``Retry-After`` (capped), malformed
@@ -163,7 +164,7 @@ class LLMExtractor:
             found += self._statements(more, GLEAN_PRIOR, "llm:glean")
         unique, seen = [], set()
         for st in found:
-            key = (st.from_text.strip().lower(), st.relation, st.to_text.strip().lower())
+            key = (st.from_text.strip().lower(), st.relation, st.to_text.strip().lower(), st.span)
             if key not in seen:
                 seen.add(key)
                 unique.append(st)
