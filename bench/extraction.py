@@ -64,7 +64,10 @@ def build_bank(bank, data: dict) -> dict[str, int]:
         if item.get("key"):
             payload["key"] = item["key"]
         entry = create_entry(bank, clean_entry_data(bank, payload))
-        refs[item.get("ref", item["title"])] = entry.pk
+        ref = item.get("ref", item["title"])
+        if ref in refs:
+            raise SystemExit(f"{ref!r} twice in the data set: give one a 'ref'.")
+        refs[ref] = entry.pk
         for alias in item.get("aliases", []):
             add_alias(bank, entry, alias)
     return refs
@@ -164,10 +167,31 @@ def report(name: str, run, result: dict, took: float, extra: str = "") -> None:
             print(f"  {line}")
 
 
+def load_answers(path: Path) -> dict[str, list[str]]:
+    """Stand-in answers as the chat message contents the stand-in server replays."""
+    recorded = {}
+    for title, a in json.loads(path.read_text())["answers"].items():
+        texts = [
+            json.dumps({"relationships": a["first"]}),
+            json.dumps({"relationships": a["glean"]}),
+        ]
+        if a.get("fence"):
+            texts = [f"```json\n{t}\n```" for t in texts]
+        recorded[title] = texts
+    return recorded
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(ROOT / "bench/data/extraction_airline.json"))
-    parser.add_argument("--answers", default=str(ROOT / "bench/data/extraction_airline_llm.json"))
+    parser.add_argument(
+        "--data",
+        nargs="+",
+        default=[
+            str(ROOT / "bench/data/extraction_airline.json"),
+            str(ROOT / "bench/data/extraction_hospital.json"),
+        ],
+        help="labelled data sets; the HTTP extractor runs where <name>_llm.json exists",
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("KB_EMBEDDER", "hashing")  # no vectors are read here
@@ -183,49 +207,39 @@ def main() -> None:
     from graph.ingest.extract.standin import ChatStandIn, replay
     from kb.models import Bank
 
-    data = json.loads(Path(args.data).read_text())
-    answers = json.loads(Path(args.answers).read_text())["answers"]
-    recorded = {}
-    for title, a in answers.items():
-        texts = [
-            json.dumps({"relationships": a["first"]}),
-            json.dumps({"relationships": a["glean"]}),
-        ]
-        if a.get("fence"):
-            texts = [f"```json\n{t}\n```" for t in texts]
-        recorded[title] = texts
-    sentences = sum(len(i.get("sentences", [])) for i in data["entries"])
-    print(f"data: {data['domain']}; {len(data['entries'])} entries, {sentences} sentences")
     stamp = f"{timezone.now():%Y%m%d-%H%M%S}"
     # Everything runs in one transaction that is rolled back: nothing is left behind, and no
     # after-commit work (embedding the new entries) runs — vectors are not read here.
     with transaction.atomic():
-        for name in ("local", "llm"):
-            bank = Bank.objects.create(
-                slug=f"bench-extract-{name}-{stamp}", name="Extraction bench"
-            )
-            refs = build_bank(bank, data)
-            if name == "local":
-                started = time.perf_counter()
-                run = extract_edges(bank, extractor="local")
-                took = time.perf_counter() - started
-                report("local", run, score(bank, data, refs), took)
-                again = extract_edges(bank, extractor="local")
-                print(f"incremental re-run: read {again.entries} entries, queued {again.queued}")
-            else:
-                with ChatStandIn(replay(recorded)) as server:
+        for n, path in enumerate(map(Path, args.data)):
+            data = json.loads(path.read_text())
+            answers = path.with_name(path.stem + "_llm.json")
+            sentences = sum(len(i.get("sentences", [])) for i in data["entries"])
+            print(f"\n#### {path.name}: {data['domain']}")
+            print(f"{len(data['entries'])} entries, {sentences} sentences")
+            for name in ("local", "llm") if answers.exists() else ("local",):
+                bank = Bank.objects.create(
+                    slug=f"bench-extract-{n}-{name}-{stamp}", name="Extraction bench"
+                )
+                refs = build_bank(bank, data)
+                if name == "local":
+                    started = time.perf_counter()
+                    run = extract_edges(bank, extractor="local")
+                    took = time.perf_counter() - started
+                    report("local", run, score(bank, data, refs), took)
+                    again = extract_edges(bank, extractor="local")
+                    print(
+                        f"incremental re-run: read {again.entries} entries, queued {again.queued}"
+                    )
+                    continue
+                with ChatStandIn(replay(load_answers(answers))) as server:
                     cfg = LLMConfig(url=server.url, model=settings.KB_EXTRACT_LLM_MODEL, timeout=10)
                     impl = LLMExtractor(cfg)
                     started = time.perf_counter()
                     run = extract_edges(bank, extractor="llm", extractor_instance=impl)
                     took = time.perf_counter() - started
-                report(
-                    "llm (stand-in)",
-                    run,
-                    score(bank, data, refs),
-                    took,
-                    f", {impl.calls} HTTP calls",
-                )
+                extra = f", {impl.calls} HTTP calls"
+                report("llm (stand-in)", run, score(bank, data, refs), took, extra)
         transaction.set_rollback(True)
 
 

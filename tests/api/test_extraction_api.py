@@ -201,3 +201,18 @@ def test_curate_scope_is_required(bank, doc, token_client):
         response = getattr(writer, method)(path, body, format="json")
         assert response.status_code == 403
     assert EdgeProposal.objects.get(pk=pk).status == "open"
+
+
+def test_listing_costs_the_same_statements_whatever_the_page_size(bank, doc, curator, make_entry):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    extract_edges(bank, entries=[doc.short_id])
+    curator.get(url("acme", "edge-proposals"))  # the token's last_used moves once a minute
+    counts = []
+    for limit in (1, 3):
+        with CaptureQueriesContext(connection) as ctx:
+            page = curator.get(url("acme", "edge-proposals"), {"limit": limit}).json()
+        assert len(page["results"]) == limit
+        counts.append(len(ctx.captured_queries))
+    assert counts[0] == counts[1]
