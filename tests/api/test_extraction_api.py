@@ -142,6 +142,7 @@ def test_bad_list_parameters_are_400(doc, curator, params, field):
         ({"entries": "all"}, "invalid_input"),
         ({"entries": ["nope0000"]}, "entry_not_found"),
         ({"entries": None, "colour": "red"}, "invalid_input"),
+        ({"extractor": "llm"}, "extractor_not_configured"),  # no KB_EXTRACT_LLM_URL here
     ],
 )
 def test_bad_extraction_requests_are_400_and_queue_nothing(doc, curator, body, code):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from celery import shared_task
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -45,10 +46,16 @@ def clean_request(bank: Bank, data: dict) -> tuple[list[str] | None, str]:
             code="unknown_extractor",
             fields={"extractor": "Unknown extractor."},
         )
+    if extractor == "llm" and not getattr(settings, "KB_EXTRACT_LLM_URL", ""):
+        raise InvalidInput(
+            "The llm extractor is not configured (KB_EXTRACT_LLM_URL); use the local one.",
+            code="extractor_not_configured",
+            fields={"extractor": "Not configured on this server."},
+        )
     if entries is not None:
-        from graph.ingest.extract.run import _explicit_entries
+        from graph.ingest.extract.run import explicit_entries
 
-        _explicit_entries(bank, entries)  # unknown ids are a 400 now, not a failed job later
+        explicit_entries(bank, entries)  # unknown ids are a 400 now, not a failed job later
     return entries, extractor
 
 

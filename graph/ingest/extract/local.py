@@ -29,7 +29,7 @@ CLAUSE_WORDS = {
 }  # fmt: skip
 NEGATIONS = {"not", "never", "no", "nor", "neither", "without", "longer", "cannot", "n't"}
 HEDGES = {"may", "might", "could", "perhaps", "possibly", "probably", "sometimes"}
-PRONOUNS = {"it", "this", "they"}
+PRONOUNS = {"it", "this"}  # "they" is plural: never the entry itself
 SELF_NOUNS = {
     "service", "step", "process", "team", "policy", "role", "system", "entry", "document",
     "task", "check", "form", "procedure", "tool", "job", "record", "unit", "component",
@@ -223,9 +223,8 @@ class LocalExtractor:
                 return (m.start, m.end), False
         clause = sentence[clause_start : phrase.start]
         words = _words(clause)
-        if words and (
-            words in ([p] for p in PRONOUNS)
-            or (len(words) == 2 and words[0] == "this" and words[1] in SELF_NOUNS)
+        if (len(words) == 1 and words[0] in PRONOUNS) or (
+            len(words) == 2 and words[0] == "this" and words[1] in SELF_NOUNS
         ):
             lead = len(clause) - len(clause.lstrip())
             return (clause_start + lead, clause_start + len(clause.rstrip())), True

@@ -71,7 +71,7 @@ class ExtractionRun:
         return text + "."
 
 
-def _explicit_entries(bank: Bank, refs: Iterable) -> list[Entry]:
+def explicit_entries(bank: Bank, refs: Iterable) -> list[Entry]:
     refs = list(refs)
     if len(refs) > MAX_EXPLICIT_ENTRIES:
         raise InvalidInput(
@@ -167,7 +167,7 @@ def extract_edges(
     run = ExtractionRun(extractor=extractor, incremental=entries is None)
     started = timezone.now()
     state, _ = ExtractionState.objects.get_or_create(bank=bank, extractor=extractor)
-    todo = entries_to_read(bank, state) if entries is None else _explicit_entries(bank, entries)
+    todo = entries_to_read(bank, state) if entries is None else explicit_entries(bank, entries)
     vocabulary = Vocabulary.for_bank(bank)
     validator = Validator(bank, vocabulary, index)
     failed: list[int] = []
