@@ -272,3 +272,15 @@ def test_extract_edges_command_reports_progress_and_a_summary(bank, ward):
     assert "queued 4 proposals" in out.getvalue()
     assert "1/1" in err.getvalue()  # the progress bar
     assert EdgeProposal.objects.filter(bank=bank).count() == 4
+
+
+def test_a_proposal_whose_span_was_edited_away_cannot_be_accepted(bank, ward):
+    extract_edges(bank, entries=[ward["doc"].short_id])
+    proposal = next(p for p in proposals(bank) if p.type.name == "produces")
+    update_entry(bank, ward["doc"], {"content": "Rewritten: nothing about checklists."})
+    with pytest.raises(Conflict) as exc:
+        decide_edge_proposal(bank, proposal.pk, "accept")
+    assert exc.value.code == "span_gone"
+    assert not Edge.objects.filter(bank=bank).exists()
+    proposal.refresh_from_db()
+    assert proposal.status == "open"
