@@ -284,3 +284,24 @@ def test_a_proposal_whose_span_was_edited_away_cannot_be_accepted(bank, ward):
     assert not Edge.objects.filter(bank=bank).exists()
     proposal.refresh_from_db()
     assert proposal.status == "open"
+
+
+def test_relation_phrases_travel_through_import_and_export(bank):
+    import json
+
+    from kb.errors import KbError
+    from kb.services.bulk import export_lines, import_bank
+
+    line = {"type": "relation", "name": "depends_on", "phrases": ["depends on", " relies on "]}
+    import_bank(bank, json.dumps(line))
+    etype = EdgeType.objects.get(bank=bank, name="depends_on")
+    assert etype.phrases == ["depends on", "relies on"] and etype.inverse_phrases == []
+    exported = [json.loads(x) for x in export_lines(bank)]
+    relation = next(x for x in exported if x["type"] == "relation")
+    assert relation["phrases"] == ["depends on", "relies on"]
+    # A line without phrases leaves the phrases a curator set alone.
+    import_bank(bank, json.dumps({"type": "relation", "name": "depends_on", "inverse": "x"}))
+    etype.refresh_from_db()
+    assert etype.phrases == ["depends on", "relies on"] and etype.inverse == "x"
+    with pytest.raises(KbError):
+        import_bank(bank, json.dumps({**line, "phrases": "depends on"}))
