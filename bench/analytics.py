@@ -35,8 +35,8 @@ def build_bank(n: int, hubs: int):
     import networkx as nx
     from django.db import transaction
 
+    from graph.edges.vocab import edge_types_for_bank
     from graph.models import Edge
-    from graph.services.vocab import edge_types_for_bank
     from kb.models import Entry, EntryKind
     from kb.services.banks import ensure_bank
 
@@ -99,10 +99,10 @@ def main() -> None:
     import django
 
     django.setup()
+    from graph.analytics.communities import build_communities
+    from graph.analytics.stats import graph_stats
     from graph.models import Edge
-    from graph.services.communities import build_communities
-    from graph.services.ppr import ppr
-    from graph.services.stats import graph_stats
+    from graph.retrieval.ppr import ppr
     from kb.models import Entry
 
     print(f"load average at start: {os.getloadavg()[0]:.2f}")

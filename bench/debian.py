@@ -4,7 +4,7 @@
    ``kb.services.bulk.import_bank`` into bank ``bench-debian`` (``--bank``): first the
    vocabulary, entries and aliases, then the edges in imports of ``--chunk`` lines with
    ``ANALYZE`` between them. One import of all 400k edges is quadratic today: the per-edge
-   "already believed?" lookup in ``graph.services.bulk_lines.EdgeLines.apply`` filters by
+   "already believed?" lookup in ``graph.ingest.lines.EdgeLines.apply`` filters by
    bank, and for a bank the planner has no statistics for yet it scans the bank's edges.
    A bank that already holds the index is reused (``--reimport`` forces a new import, which
    must then change nothing). Entries are embedded after the import as the app always does;
@@ -52,8 +52,9 @@ def main() -> None:
     django.setup()
     from tqdm import tqdm
 
+    from bench.labs import debian_compare
+    from graph.ingest import debian
     from graph.models import Edge
-    from graph.services import debian
     from kb.models import Entry
     from kb.services.banks import ensure_bank
     from kb.services.bulk import import_bank
@@ -139,32 +140,32 @@ def main() -> None:
     sample = rng.sample(names, min(args.sample, len(names)))
     slice_names = set(names)
     t = time.perf_counter()
-    apt = debian.apt_dependency_groups(sample)
+    apt = debian_compare.apt_dependency_groups(sample)
     apt_s = time.perf_counter() - t
     t = time.perf_counter()
-    ours = debian.graph_dependencies(bank, sample)
+    ours = debian_compare.graph_dependencies(bank, sample)
     orm_s = time.perf_counter() - t
     traverse_ms, agree_orm, agree_traverse, same = [], 0, 0, 0
     disagreements = []
     for name in sample:
-        expected = debian.apt_expected_dependencies(apt.get(name, []), slice_names)
+        expected = debian_compare.apt_expected_dependencies(apt.get(name, []), slice_names)
         t = time.perf_counter()
-        walked = debian.traverse_dependencies(bank, name)
+        walked = debian_compare.traverse_dependencies(bank, name)
         traverse_ms.append((time.perf_counter() - t) * 1000)
-        if debian.dependencies_agree(ours[name], expected):
+        if debian_compare.dependencies_agree(ours[name], expected):
             agree_orm += 1
         elif len(disagreements) < 5:
             disagreements.append((name, sorted(ours[name]), [sorted(g) for g in expected]))
-        agree_traverse += debian.dependencies_agree(walked, expected)
+        agree_traverse += debian_compare.dependencies_agree(walked, expected)
         same += walked == ours[name]
 
     # Reverse: a sample of packages that have dependents.
     rsample = [n for n in sample if ours[n]][:50]
     targets = sorted({d for n in rsample for d in ours[n]})[:50]
-    rdeps = debian.apt_reverse_dependencies(targets)
-    ours_in = debian.graph_reverse_dependencies(bank, targets)
+    rdeps = debian_compare.apt_reverse_dependencies(targets)
+    ours_in = debian_compare.graph_reverse_dependencies(bank, targets)
     dependents = {p for t_ in targets for p in rdeps.get(t_, set()) | ours_in[t_]}
-    forward_all = debian.apt_dependency_groups(sorted(dependents & slice_names))
+    forward_all = debian_compare.apt_dependency_groups(sorted(dependents & slice_names))
     reverse_ok = 0
     for target in targets:
         # Dependents apt can satisfy only with ``target`` must be ours; ours must be listed by
@@ -173,7 +174,7 @@ def main() -> None:
         certain = {
             p
             for p, groups in forward_all.items()
-            if {target} in debian.apt_expected_dependencies(groups, slice_names)
+            if {target} in debian_compare.apt_expected_dependencies(groups, slice_names)
         }
         via_virtual = {
             p

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 def build_bank(bank, data: dict) -> dict[str, int]:
     """Entries, aliases and the bank's own relations of the data set; returns ref → entry pk."""
     from graph.models import EdgeType
-    from graph.services.aliases import add_alias
+    from graph.resolution.aliases import add_alias
     from kb.services.entries import clean_entry_data, create_entry
 
     for rel in data.get("relations", []):

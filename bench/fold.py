@@ -87,7 +87,7 @@ def main() -> None:
     import search as search_bench
     from django.db import connection
 
-    from graph.services.query import QueryParams, run_query
+    from graph.retrieval.query import QueryParams, run_query
 
     rng = np.random.default_rng(42)
     sizes = [int(s) for s in args.sizes.split(",")]

@@ -68,7 +68,7 @@ class Setup:
         self.bank, self.rng = bank, rng
         self.kind = EntryKind.objects.get(bank=None, name="fact")
         self.serial = 0
-        from graph.services.vocab import edge_types_for_bank
+        from graph.edges.vocab import edge_types_for_bank
 
         self.types = edge_types_for_bank(bank)
         with audit.operation(bank, OperationKind.IMPORT, reason="benchmark set-up") as op:
@@ -208,7 +208,8 @@ def main() -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from graph.services.curation import merge_entries, revert_operation
+    from graph.curation.merge import merge_entries
+    from graph.curation.revert import revert_operation
     from kb.models import Bank
 
     load_start = os.getloadavg()[0]

@@ -9,7 +9,7 @@ full-path enumeration of ``001_*``, on one Zipf-shaped graph, in the same run.
    ``COPY`` straight into ``kb_entry`` and ``graph_edge``: no audit operation and no
    simple-history rows, which a benchmark bank does not need (through the services a load
    this size would take an hour). A bank already holding the entries and edges is reused.
-2. ``graph.services.traverse.traverse`` from a median-degree entry and from the biggest hub:
+2. ``graph.traversal.walk.traverse`` from a median-degree entry and from the biggest hub:
    ``depends_on`` both ways, depth 4, ``max_expansions`` 200 (API.md defaults for the rest),
    ``--runs`` times each after a warm-up; p50 / p95 / mean, and what the walk found (edges
    expanded and read, nodes, paths, limits hit, frontier, SQL statements). Also the same walk
@@ -206,7 +206,7 @@ def bench_walk(bank, start, runs: int, max_expansions: int = 200) -> tuple[dict,
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from graph.services.traverse import Limits, Step, traverse
+    from graph.traversal.walk import Limits, Step, traverse
 
     step = Step((RELATION,), "both")
     limits = Limits(max_depth=4, max_expansions=max_expansions)
@@ -258,7 +258,7 @@ def explain_hop(cursor, bank, start) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from graph.services.traverse import Limits, Step, traverse
+    from graph.traversal.walk import Limits, Step, traverse
 
     with CaptureQueriesContext(connection) as ctx:
         traverse(bank, start, Step((RELATION,), "both"), Limits(max_depth=4, max_expansions=200))

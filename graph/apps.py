@@ -10,15 +10,13 @@ class GraphConfig(AppConfig):
         # kb never imports graph; graph plugs its parts into kb's extension points here.
         from graph.api.render import add_edges_and_aliases
         from graph.api.traverse_views import entry_as_of_response
-        from graph.services import bulk_lines
-        from graph.services.curation import delete_entry
-        from graph.services.edges import link_connections
-        from kb.api import render
-        from kb.services import entries
+        from graph.curation.delete import delete_entry
+        from graph.edges.links import link_connections
+        from graph.ingest import lines
+        from kb import extensions
 
-        entries.CONNECTION_LINKER = link_connections
-        render.ENTRY_AS_OF = entry_as_of_response
-        entries.ENTRY_DELETER = delete_entry
-        if add_edges_and_aliases not in render.DETAIL_EXTENSIONS:
-            render.DETAIL_EXTENSIONS.append(add_edges_and_aliases)
-        bulk_lines.register()
+        extensions.registry.register(extensions.CONNECTION_LINKER, link_connections)
+        extensions.registry.register(extensions.ENTRY_DELETER, delete_entry)
+        extensions.registry.register(extensions.ENTRY_AS_OF, entry_as_of_response)
+        extensions.registry.add_detail_extension(add_edges_and_aliases)
+        lines.register()

@@ -21,7 +21,7 @@ def _missing(bank_id: int) -> dict:
 @shared_task(name="graph.backfill_citations", acks_late=True)
 def backfill_citations_task(bank_id: int, metadata: bool = True) -> dict:
     """Citation backfill (and, unless ``metadata`` is false, the metadata-link backfill)."""
-    from graph.services.backfill import backfill_citations, backfill_metadata
+    from graph.ingest.backfill import backfill_citations, backfill_metadata
 
     bank = _bank(bank_id)
     if bank is None:
@@ -36,7 +36,7 @@ def backfill_citations_task(bank_id: int, metadata: bool = True) -> dict:
 @shared_task(name="graph.parse_headers", acks_late=True)
 def parse_headers_task(bank_id: int) -> dict:
     """Header backfill: the relations stated on entries' ``Related:`` lines."""
-    from graph.services.backfill import backfill_headers
+    from graph.ingest.headers import backfill_headers
 
     bank = _bank(bank_id)
     if bank is None:
@@ -48,7 +48,7 @@ def parse_headers_task(bank_id: int) -> dict:
 @shared_task(name="graph.propose_merges", acks_late=True)
 def propose_merges_task(bank_id: int, limit: int = 200) -> dict:
     """Queue likely-duplicate pairs of the bank as merge proposals (never merges)."""
-    from graph.services.proposals import propose_merges
+    from graph.curation.proposals import propose_merges
 
     bank = _bank(bank_id)
     if bank is None:
@@ -57,5 +57,5 @@ def propose_merges_task(bank_id: int, limit: int = 200) -> dict:
         return {"bank": bank_id, **propose_merges(bank, limit=limit).as_json()}
 
 
-from graph import analytics_tasks  # noqa: E402,F401  (autodiscovery only loads tasks.py)
+from graph.analytics import tasks as analytics_tasks  # noqa: E402,F401  (autodiscovery only loads tasks.py)
 from graph.ingest.extract import jobs as _extraction_jobs  # noqa: E402,F401  (its Celery task)

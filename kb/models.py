@@ -82,6 +82,10 @@ class EntryKind(models.Model):
     structural = models.BooleanField(
         default=False, help_text="Names a part of the system (weight 0)."
     )
+    entity = models.BooleanField(
+        default=False,
+        help_text="Names a thing (service, team, person, system): bare-name resolution prefers it.",
+    )
     description = models.CharField(max_length=300, blank=True)
 
     class Meta:
@@ -279,12 +283,15 @@ class OperationKind(models.TextChoices):
     UNLINK = "unlink"
     RETYPE = "retype"
     INVALIDATE = "invalidate"
+    RENOTE = "renote"
     MERGE = "merge"
     SPLIT = "split"
     DELETE = "delete"
     IMPORT = "import"
     BACKFILL = "backfill"
     REVERT = "revert"
+    CLAIM = "claim"
+    RELEASE = "release"
 
 
 class Operation(BankOwned):
@@ -354,6 +361,8 @@ class Job(BankOwned):
     payload = models.TextField(blank=True, default="")
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    # Deliveries that started the job: more than one means a worker was lost mid-run.
+    attempts = models.PositiveIntegerField(default=0)
     result = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -365,3 +374,6 @@ class Job(BankOwned):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.public_id} ({self.status})"
+
+
+from kb.models_claims import *  # noqa: E402,F401,F403

@@ -11,13 +11,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from graph.analytics import communities as community_service
+from graph.analytics.stats import graph_stats
 from graph.api.schemas import EdgeEndsMixin
-from graph.services import communities as community_service
-from graph.services.facts import search_facts
-from graph.services.ppr import ppr
-from graph.services.split import split_entry
-from graph.services.stats import graph_stats
-from graph.services.timeutil import parse_instant
+from graph.curation.split import split_entry
+from graph.edges.clocks import parse_instant
+from graph.retrieval.facts import search_facts
+from graph.retrieval.ppr import ppr
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.params import int_param, query_text, reject_unknown, validated

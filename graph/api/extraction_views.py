@@ -31,7 +31,7 @@ class ExtractionRequestSerializer(serializers.Serializer):
     extractor = serializers.ChoiceField(choices=["local", "llm"], required=False, default="local")
 
 
-class ProposalEndSerializer(serializers.Serializer):
+class EdgeProposalEndSerializer(serializers.Serializer):
     id = serializers.CharField()
     title = serializers.CharField()
 
@@ -55,8 +55,8 @@ class EdgeProposalSerializer(serializers.Serializer):
 
     def get_fields(self):
         fields = super().get_fields()
-        fields["from"] = ProposalEndSerializer(allow_null=True)
-        fields["to"] = ProposalEndSerializer(allow_null=True)
+        fields["from"] = EdgeProposalEndSerializer(allow_null=True)
+        fields["to"] = EdgeProposalEndSerializer(allow_null=True)
         return fields
 
 

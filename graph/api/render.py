@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from graph.edges.links import current_edges_of
 from graph.models import Alias, Edge
-from graph.services.edges import current_edges_of
 from kb.api.render import iso
 from kb.models import Entry
 

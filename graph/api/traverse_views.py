@@ -22,8 +22,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from graph.services import history, traverse
-from graph.services.edges import correct_edges
+from graph.edges.links import correct_edges
+from graph.retrieval import history
+from graph.traversal import questions, requests
+from graph.traversal import walk as traverse
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
@@ -53,6 +55,13 @@ class TraverseRequestSerializer(serializers.Serializer):
     max_evidence_tokens = serializers.IntegerField(required=False, default=2000)
     valid_at = serializers.CharField(required=False, allow_null=True)
     as_of = serializers.CharField(required=False, allow_null=True)
+    kinds = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        min_length=1,
+        help_text="Allow-list of entry kinds the walk may reach (the start is exempt).",
+    )
 
 
 class TraversePathSerializer(serializers.Serializer):
@@ -179,7 +188,7 @@ def entry_as_of_response(bank: Bank, entry_id: str, query) -> dict:
 
 def _limits(data: dict, **kw) -> traverse.Limits:
     limits = {k: v for k, v in data.items() if k.startswith("max_")}
-    return traverse.clean_limits(limits, from_text=True, **kw)
+    return requests.clean_limits(limits, from_text=True, **kw)
 
 
 def _answer(result: traverse.TraversalResult, depth_of: bool = False) -> list[dict]:
@@ -206,7 +215,7 @@ class TraverseView(BankAPIView):
     )
     def post(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.READ)
-        plan = traverse.clean_traversal(bank_obj, self.json_body(request))
+        plan = requests.clean_traversal(bank_obj, self.json_body(request))
         return Response(plan.run(bank_obj).as_json())
 
 
@@ -218,7 +227,7 @@ def _question(request, bank: str, entry_id: str, extra: set[str] = frozenset()) 
     limits and both clocks."""
     bank_obj = bank_for(request, bank, Scope.READ)
     data = query_params(request, QUESTION_PARAMS | set(extra))
-    valid_at, as_of = traverse.clean_clocks(data)
+    valid_at, as_of = requests.clean_clocks(data)
     entity = find_entry(bank_obj, entry_id)
     return bank_obj, entity, data, {"limits": _limits(data), "valid_at": valid_at, "as_of": as_of}
 
@@ -233,10 +242,10 @@ class DependentsView(BankAPIView):
     )
     def get(self, request, bank: str, entry_id: str):
         bank_obj, entity, data, clocks = _question(request, bank, entry_id, {"depth"})
-        depth = traverse.clean_limit(
+        depth = requests.clean_limit(
             "max_depth", data.get("depth"), traverse.DEFAULT_DEPTH, from_text=True
         )
-        result = traverse.dependents_of(bank_obj, entity, depth, **clocks)
+        result = questions.dependents_of(bank_obj, entity, depth, **clocks)
         return Response({**result.as_json(), "dependents": _answer(result, depth_of=True)})
 
 
@@ -248,7 +257,7 @@ class OwnersView(BankAPIView):
     )
     def get(self, request, bank: str, entry_id: str):
         bank_obj, entity, _, clocks = _question(request, bank, entry_id)
-        result = traverse.owners_of(bank_obj, entity, **clocks)
+        result = questions.owners_of(bank_obj, entity, **clocks)
         return Response({**result.as_json(), "owners": _answer(result)})
 
 
@@ -260,7 +269,7 @@ class ApprovalsView(BankAPIView):
     )
     def get(self, request, bank: str, entry_id: str):
         bank_obj, entity, _, clocks = _question(request, bank, entry_id)
-        answer = traverse.approvals_required_for(bank_obj, entity, **clocks)
+        answer = questions.approvals_required_for(bank_obj, entity, **clocks)
         return Response(answer.as_json())
 
 

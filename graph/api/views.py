@@ -7,9 +7,11 @@ from rest_framework.response import Response
 
 from graph.api import schemas as graph_schemas
 from graph.api.render import edge_json
-from graph.services import curation, edges, lifecycle
-from graph.services.aliases import resolve
-from graph.services.query import QueryParams, run_query
+from graph.curation import lifecycle, revert
+from graph.curation import merge as curation
+from graph.edges import links as edges
+from graph.resolution.aliases import resolve
+from graph.retrieval.query import QueryParams, run_query
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
@@ -18,6 +20,7 @@ from kb.api.render import entry_detail
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Scope
 from kb.services.entries import find_entry
+from kb.services.feedback import note_warnings
 
 
 class QueryView(BankAPIView):
@@ -34,15 +37,10 @@ class QueryView(BankAPIView):
         return Response(run_query(bank_obj, QueryParams(**data), actor=actor_for(request)))
 
 
-def _reason(request) -> str:
-    data = request.data if isinstance(request.data, dict) else {}
-    return data.get("reason") or request.query_params.get("reason") or ""
-
-
 class EdgeListView(BankAPIView):
     @extend_schema(
         request=graph_schemas.EdgeCreateSerializer,
-        responses={201: graph_schemas.EdgeSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        responses={201: graph_schemas.EdgeWrittenSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
         summary="Link two entries",
     )
     def post(self, request, bank: str):
@@ -52,7 +50,10 @@ class EdgeListView(BankAPIView):
         edge = edges.link(
             bank_obj, payload, reason=str(body.get("reason") or ""), actor=actor_for(request)
         )
-        return Response(edge_json(edges.get_edge(bank_obj, edge.pk)), status=201)
+        warnings = [w.as_json() for w in note_warnings([payload], prefix="")]
+        return Response(
+            {**edge_json(edges.get_edge(bank_obj, edge.pk)), "warnings": warnings}, status=201
+        )
 
 
 class EdgeDetailView(BankAPIView):
@@ -63,6 +64,27 @@ class EdgeDetailView(BankAPIView):
     def get(self, request, bank: str, edge_id: str):
         bank_obj = bank_for(request, bank, Scope.READ)
         return Response(edge_json(edges.get_edge(bank_obj, edge_id)))
+
+    @extend_schema(
+        request=graph_schemas.RenoteSerializer,
+        responses={200: graph_schemas.EdgeSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Correct an edge's note (closes the row, appends the corrected one)",
+    )
+    def patch(self, request, bank: str, edge_id: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        body = self.json_body(request)
+        unknown = sorted(set(body) - {"note", "reason"})
+        if unknown:
+            raise ApiError(
+                400,
+                "invalid_input",
+                f"Only note and reason can be changed here; unknown: {', '.join(unknown)}.",
+                dict.fromkeys(unknown, "Unknown field."),
+            )
+        edge = edges.renote(
+            bank_obj, edge_id, body.get("note"), body.get("reason"), actor=actor_for(request)
+        )
+        return Response(edge_json(edges.get_edge(bank_obj, edge.pk)))
 
 
 class EdgeUnlinkView(BankAPIView):
@@ -177,7 +199,7 @@ class OperationView(BankAPIView):
                 "time": op.created_at.isoformat(),
                 "details": op.details,
                 "reverted_by": op.reverted_by_id,
-                "changes": curation.operation_changes(op),
+                "changes": revert.operation_changes(op),
             }
         )
 
@@ -199,14 +221,14 @@ class OperationRevertView(BankAPIView):
                 "force must be true or false.",
                 {"force": "Must be a boolean."},
             )
-        result = curation.revert_operation(
+        result = revert.revert_operation(
             bank_obj,
             _operation(bank_obj, op_id).pk,
             body.get("reason"),
             force=force,
             actor=actor_for(request),
         )
-        return Response({"operation": result["operation"], "reverted": result["reverted"]})
+        return Response({"operation": result.operation.pk, "reverted": result.reverted.pk})
 
 
 def _operation(bank, op_id):

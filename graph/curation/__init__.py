@@ -1,1 +1,2 @@
-"""Curation services: merges, deletion with bridging, split, revert, proposal queues."""
+"""Curation: merge, delete with bridging, split, revert, lifecycle (retire/restore), merge
+proposals and the review queue of extracted edge proposals."""

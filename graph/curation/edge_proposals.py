@@ -1,6 +1,6 @@
 """The review queue of extracted edge proposals: accept, reject, bulk accept by confidence.
 
-Accepting writes the edge through the link service (``graph.services.edges``: the same
+Accepting writes the edge through the link service (``graph.edges.links``: the same
 validation, locks and duplicate check as any link) with source ``extracted`` and the quoted
 span as evidence, as one audited ``link`` operation that the revert service can undo.
 Rejecting keeps the decision on the proposal, so the same statement is never raised again.
@@ -17,8 +17,8 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from graph.edges.links import clean_link, write_edge
 from graph.models import Edge, EdgeProposal, EdgeProposalStatus, EdgeSource
-from graph.services.edges import clean_link, write_edge
 from kb import audit
 from kb.errors import Conflict, InvalidInput, KbError, NotFound
 from kb.models import Bank, Operation, OperationKind

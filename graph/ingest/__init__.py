@@ -1,1 +1,2 @@
-"""Getting knowledge into a bank: import lines, backfills, header parsing, extractors."""
+"""Ingest: the graph's import line types, backfills from the corpus, the Debian importer and the
+edge extractors (``extract``)."""

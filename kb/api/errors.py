@@ -10,6 +10,7 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from config.serving.database import UNAVAILABLE_MESSAGE, is_database_unavailable, retry_after
 from kb.errors import KbError
 
 logger = logging.getLogger("kb.api")
@@ -102,6 +103,11 @@ def exception_handler(exc, context):
             status=409,
         )
         response["Retry-After"] = "1"
+        return response
+    if is_database_unavailable(exc):
+        # The database is away (stopped, restarting) or every pooled connection is busy.
+        response = Response(envelope("service_unavailable", UNAVAILABLE_MESSAGE), status=503)
+        response["Retry-After"] = retry_after()
         return response
     if isinstance(exc, DataError):
         # e.g. a NUL character in a string, or a number out of the column's range.

@@ -1,60 +1,8 @@
-"""JSON shapes of API.md for entries (plain functions: cheap, and shared by every view)."""
+"""JSON shapes of API.md for entries. The shapes themselves live in :mod:`kb.presenters`
+(services answer with them too); the API layer imports them from here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from kb.presenters import entry_core, entry_detail, iso
 
-from kb.models import Entry
-
-# Extra sections of an entry's detail (edges, aliases) contributed by other apps: the graph
-# app registers its renderer in AppConfig.ready, so kb never imports graph.
-DETAIL_EXTENSIONS: list[Callable[[Entry, dict], None]] = []
-# The entry as the bank believed it at ``as_of`` (set by the graph app, which owns history).
-ENTRY_AS_OF: Callable[..., dict] | None = None
-
-
-def iso(value) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def entry_core(entry: Entry) -> dict:
-    """The fields every entry representation shares (a query result less score and links)."""
-    return {
-        "id": entry.short_id,
-        "key": entry.key,
-        "title": entry.title,
-        "kind": entry.kind.name,
-        "status": entry.status,
-        "summary": entry.summary,
-        "content": entry.content,
-        "useful_for": entry.useful_for,
-        "systems": list(entry.systems),
-        "tasks": list(entry.tasks),
-        "steps": entry.steps,
-    }
-
-
-def entry_detail(entry: Entry, merged_from: str | None = None) -> dict:
-    data = entry_core(entry)
-    data.update(
-        {
-            "metadata": entry.metadata,
-            "lifetime": entry.lifetime,
-            "expired": entry.is_expired,
-            "anchors": {"files": list(entry.anchor_files), "symbols": list(entry.anchor_symbols)},
-            "created_at": iso(entry.created_at),
-            "updated_at": iso(entry.updated_at),
-            "verified_at": iso(entry.verified_at),
-            "verified_by": entry.verified_by or None,
-            "usage_count": entry.usage_count,
-            "edges": [],
-            "aliases": [],
-        }
-    )
-    if entry.status == "retired":
-        data["retired"] = {"reason": entry.retired_reason, "evidence": entry.retired_evidence}
-    if merged_from:
-        data["merged_from"] = merged_from
-    for extend in DETAIL_EXTENSIONS:
-        extend(entry, data)
-    return data
+__all__ = ["entry_core", "entry_detail", "iso"]

@@ -182,3 +182,20 @@ class RetireSerializer(serializers.Serializer):
     reason = serializers.CharField()
     evidence = serializers.CharField(help_text="Verbatim text showing the old state ended.")
     superseded_by = serializers.CharField(required=False, allow_null=True)
+
+
+class WriteWarningSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="connection_without_note, duplicate, …")
+    message = serializers.CharField()
+    fields = serializers.DictField()
+
+
+class SimilarEntrySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    title = serializers.CharField()
+    score = serializers.FloatField(help_text="Cosine similarity of the content vectors.")
+
+
+class EntryWrittenSerializer(EntrySerializer):
+    warnings = WriteWarningSerializer(many=True)
+    similar = SimilarEntrySerializer(many=True)

@@ -8,7 +8,8 @@ from rest_framework import parsers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kb.api import render, schemas
+from kb import extensions
+from kb.api import schemas
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
 from kb.api.params import int_param, reject_unknown
@@ -23,6 +24,7 @@ from kb.services.entries import (
     update_entry,
     verify_entry,
 )
+from kb.services.feedback import entry_feedback
 from kb.services.guard import check_learning
 from kb.services.recall import recall_anchors, stale_entries
 
@@ -53,7 +55,7 @@ class EntryListView(BankAPIView):
     @extend_schema(
         request=schemas.EntryWriteSerializer,
         responses={
-            201: schemas.EntrySerializer,
+            201: schemas.EntryWrittenSerializer,
             409: schemas.ErrorEnvelope,
             422: schemas.ErrorEnvelope,
             **ERRORS,
@@ -65,8 +67,10 @@ class EntryListView(BankAPIView):
         data = clean_entry_data(bank_obj, self.json_body(request))
         check_learning(data)
         entry = create_entry(bank_obj, data, actor=actor_for(request))
+        feedback = entry_feedback(bank_obj, entry, data.get("connections"))
         return Response(
-            entry_detail(find_entry(bank_obj, entry.short_id)), status=status.HTTP_201_CREATED
+            {**entry_detail(find_entry(bank_obj, entry.short_id)), **feedback.as_json()},
+            status=status.HTTP_201_CREATED,
         )
 
 
@@ -85,8 +89,9 @@ class EntryDetailView(BankAPIView):
     )
     def get(self, request, bank: str, entry_id: str):
         bank_obj = bank_for(request, bank, Scope.READ)
-        if "as_of" in request.query_params and render.ENTRY_AS_OF is not None:
-            return Response(render.ENTRY_AS_OF(bank_obj, entry_id, request.query_params))
+        as_of = extensions.registry.get(extensions.ENTRY_AS_OF)
+        if "as_of" in request.query_params and as_of is not None:
+            return Response(as_of(bank_obj, entry_id, request.query_params))
         return Response(_detail_response(bank_obj, entry_id))
 
     @extend_schema(
@@ -111,16 +116,15 @@ class EntryDetailView(BankAPIView):
         summary="Delete an entry, bridging its edges (scope curate)",
     )
     def delete(self, request, bank: str, entry_id: str):
-        from kb.services import entries
-
         bank_obj = bank_for(request, bank, Scope.CURATE)
         reason = request.query_params.get("reason") or (
             request.data.get("reason") if isinstance(request.data, dict) else ""
         )
-        if entries.ENTRY_DELETER is None:
+        deleter = extensions.registry.get(extensions.ENTRY_DELETER)
+        if deleter is None:
             raise ApiError(400, "not_supported_yet", "Deleting entries needs the graph app.")
-        result = entries.ENTRY_DELETER(bank_obj, entry_id, reason, actor=actor_for(request))
-        return Response(result)
+        result = deleter(bank_obj, entry_id, reason, actor=actor_for(request))
+        return Response(result.as_json())
 
 
 class EntryVerifyView(BankAPIView):

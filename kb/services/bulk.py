@@ -261,7 +261,7 @@ class KindLines:
     order = 0
 
     def validate(self, ctx: ImportContext, line: int, obj: dict) -> dict:
-        allowed = {"type", "name", "weight", "container", "structural", "description"}
+        allowed = {"type", "name", "weight", "container", "structural", "entity", "description"}
         unknown = sorted(set(obj) - allowed)
         name = obj.get("name")
         if unknown:
@@ -276,6 +276,7 @@ class KindLines:
             "weight": float(weight),
             "container": bool(obj.get("container", False)),
             "structural": bool(obj.get("structural", False)),
+            "entity": bool(obj.get("entity", False)),
             "description": str(obj.get("description", ""))[:300],
         }
         if name in ctx.kinds and ctx.kinds[name].bank_id is None:
@@ -295,6 +296,7 @@ class KindLines:
                 "weight": kind.weight,
                 "container": kind.container,
                 "structural": kind.structural,
+                "entity": kind.entity,
                 "description": kind.description,
             }
 
@@ -545,41 +547,56 @@ def queue_import_job(bank: Bank, text: str, actor: str) -> Job:
 
 
 def run_import_job(job_id: int) -> str:
-    """Run a queued import job, recording progress, result and errors on the job."""
-    job = Job.objects.get(pk=job_id)
-    if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
-        return job.status
-    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
+    """Run a queued import job once, recording progress, result, errors and attempts on the
+    job. A redelivered job whose import already committed is only marked (see ``job_runs``)."""
+    from kb.services.job_runs import attempt_details, committed_operation, job_run
 
-    def progress(phase: str, done: int, total: int) -> None:
-        if phase == "validating":
-            Job.objects.filter(pk=job.pk).update(progress_done=done // 2, progress_total=total)
+    with job_run(job_id) as job:
+        if job is None:
+            current = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+            return current or "missing"
+        reason = f"import job {job.public_id}"
 
-    try:
-        with audit.acting_as(job.actor or "job:import"):
-            result = import_bank(job.bank, job.payload, actor=job.actor or None, progress=progress)
-    except ImportFailed as exc:
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase == "validating":
+                Job.objects.filter(pk=job.pk).update(progress_done=done // 2, progress_total=total)
+
+        try:
+            done = committed_operation(job, OperationKind.IMPORT, reason)
+            if done is not None:  # the worker was lost after the import committed
+                result = {**done.details, "operation": done.pk}
+            else:
+                with audit.acting_as(job.actor or "job:import"):
+                    result = import_bank(
+                        job.bank,
+                        job.payload,
+                        actor=job.actor or None,
+                        reason=reason,
+                        progress=progress,
+                    )
+        except ImportFailed as exc:
+            Job.objects.filter(pk=job.pk).update(
+                status=JobStatus.FAILED,
+                errors=exc.extra.get("errors", []),
+                result={"message": exc.message, **attempt_details(job)},
+                finished_at=timezone.now(),
+            )
+            return JobStatus.FAILED
+        except KbError as exc:
+            Job.objects.filter(pk=job.pk).update(
+                status=JobStatus.FAILED,
+                errors=[{"line": None, "message": exc.message}],
+                result=attempt_details(job),
+                finished_at=timezone.now(),
+            )
+            return JobStatus.FAILED
+        total = job.progress_total
         Job.objects.filter(pk=job.pk).update(
-            status=JobStatus.FAILED,
-            errors=exc.extra.get("errors", []),
-            result={"message": exc.message},
+            status=JobStatus.SUCCEEDED,
+            result={**result, **attempt_details(job)},
+            progress_done=total,
+            progress_total=total,
             finished_at=timezone.now(),
+            payload="",
         )
-        return JobStatus.FAILED
-    except KbError as exc:
-        Job.objects.filter(pk=job.pk).update(
-            status=JobStatus.FAILED,
-            errors=[{"line": None, "message": exc.message}],
-            finished_at=timezone.now(),
-        )
-        return JobStatus.FAILED
-    total = job.progress_total
-    Job.objects.filter(pk=job.pk).update(
-        status=JobStatus.SUCCEEDED,
-        result=result,
-        progress_done=total,
-        progress_total=total,
-        finished_at=timezone.now(),
-        payload="",
-    )
-    return JobStatus.SUCCEEDED
+        return JobStatus.SUCCEEDED

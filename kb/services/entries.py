@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from kb import audit
+from kb import audit, extensions
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryKind, EntryStatus, OperationKind
 
@@ -220,7 +219,11 @@ def _check_key_free(bank: Bank, key: str | None, exclude_pk: int | None = None) 
     from kb.errors import Conflict
 
     if key and Entry.objects.filter(bank=bank, key=key).exclude(pk=exclude_pk).exists():
-        raise Conflict(f"Another entry of this bank already has key {key!r}.", code="duplicate_key")
+        raise Conflict(
+            f"Another entry of this bank already has key {key!r}.",
+            code="duplicate_key",
+            fields={"key": "Another entry of this bank has this key."},
+        )
 
 
 def schedule_embedding(entry_ids: list[int]) -> None:
@@ -231,33 +234,44 @@ def schedule_embedding(entry_ids: list[int]) -> None:
         transaction.on_commit(lambda: embed_entries_task.delay(list(entry_ids)))
 
 
-def create_entry(bank: Bank, data: dict[str, Any], *, actor: str | None = None) -> Entry:
+def check_entry_values(bank: Bank, values: dict[str, Any], entry_pk: int | None = None) -> None:
+    """The checks on cleaned values that need the database: the key is free in the bank and
+    an entry is not resolved by itself. ``create_entry`` and ``update_entry`` run them inside
+    their operation; a form may run them first to show the error on its field."""
+    _check_key_free(bank, values.get("key"), exclude_pk=entry_pk)
+    resolver = values.get("resolved_by")
+    if resolver is not None and entry_pk is not None and resolver.pk == entry_pk:
+        raise InvalidInput(
+            "An entry cannot be resolved by itself.",
+            code="invalid_entry",
+            fields={"lifetime": "resolved_by names this entry."},
+        )
+
+
+def create_entry(
+    bank: Bank, data: dict[str, Any], *, actor: str | None = None, reason: str = ""
+) -> Entry:
     """Create an entry from a validated payload (see :func:`clean_entry_data`)."""
     values = dict(data)
     connections = values.pop("connections", None)
-    if connections and CONNECTION_LINKER is None:
+    linker = extensions.registry.get(extensions.CONNECTION_LINKER)
+    if connections and linker is None:
         raise InvalidInput(
             "connections are not supported yet; create the entry and link it later.",
             code="not_supported_yet",
             fields={"connections": "Not supported yet."},
         )
-    with audit.operation(bank, OperationKind.CREATE, actor=actor) as op:
-        _check_key_free(bank, values.get("key"))
+    with audit.operation(bank, OperationKind.CREATE, reason=reason, actor=actor) as op:
+        check_entry_values(bank, values)
         entry = Entry(bank=bank, created_by=op.actor, **values)
         entry.short_id = unique_short_id(bank)
         entry.save()
         audit.record(op, entry=entry.short_id)
         if connections:
             # The entry and its edges land together: any bad connection rolls back the entry.
-            CONNECTION_LINKER(bank, entry, connections)
+            linker(bank, entry, connections)
         schedule_embedding([entry.pk])
     return entry
-
-
-# Set by the graph app (AppConfig.ready): writes a new entry's ``connections`` as edges.
-CONNECTION_LINKER: Callable[[Bank, Entry, list], None] | None = None
-# Set by the graph app: deletes an entry, bridging its edges first.
-ENTRY_DELETER: Callable[..., dict] | None = None
 
 
 def unique_short_id(bank: Bank, taken: set[str] | None = None) -> str:
@@ -272,7 +286,12 @@ def unique_short_id(bank: Bank, taken: set[str] | None = None) -> str:
 
 
 def update_entry(
-    bank: Bank, entry: Entry, changes: dict[str, Any], *, actor: str | None = None
+    bank: Bank,
+    entry: Entry,
+    changes: dict[str, Any],
+    *,
+    actor: str | None = None,
+    reason: str = "",
 ) -> Entry:
     """Edit an entry. Moves ``updated_at``, never ``verified_at``."""
     if "connections" in changes:
@@ -281,17 +300,16 @@ def update_entry(
             code="invalid_entry",
             fields={"connections": "Not editable."},
         )
-    with audit.operation(bank, OperationKind.UPDATE, actor=actor, entry=entry.short_id):
+    with audit.operation(
+        bank,
+        OperationKind.UPDATE,
+        reason=reason,
+        actor=actor,
+        entry=entry.short_id,
+        fields=sorted(changes),
+    ):
         entry = Entry.objects.select_for_update(of=("self",)).get(pk=entry.pk)
-        if "key" in changes:
-            _check_key_free(bank, changes["key"], exclude_pk=entry.pk)
-        resolver = changes.get("resolved_by")
-        if resolver is not None and resolver.pk == entry.pk:
-            raise InvalidInput(
-                "An entry cannot be resolved by itself.",
-                code="invalid_entry",
-                fields={"lifetime": "resolved_by names this entry."},
-            )
+        check_entry_values(bank, changes, entry.pk)
         for name, value in changes.items():
             setattr(entry, name, value)
         entry.updated_at = timezone.now()

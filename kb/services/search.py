@@ -67,9 +67,6 @@ class SearchResult:
     entries: dict[int, Entry]
     took_ms: float
 
-    def ordered_entries(self) -> list[tuple[ScoredEntry, Entry]]:
-        return [(hit, self.entries[hit.entry_id]) for hit in self.hits]
-
 
 # The HNSW indexes span every bank. For a bank that is a small share of the table, a
 # filtered HNSW scan walks many other banks' rows (pgvector's iterative scan) and is slower

@@ -1,6 +1,6 @@
 import pytest
 
-from graph.services.edges import link
+from graph.edges.links import link
 
 
 @pytest.fixture

@@ -11,16 +11,17 @@ from django.core.management import call_command
 from django.test import RequestFactory
 from django.utils import timezone
 
+from graph.analytics.communities import build_communities, community_of
+from graph.analytics.stats import graph_stats, nearest_rank
 from graph.api.analytics_views import stats_page
+from graph.curation.merge import merge_entries
+from graph.curation.revert import revert_operation
+from graph.curation.split import split_entry
+from graph.edges.links import unlink
+from graph.edges.vocab import edge_types_for_bank
 from graph.models import Alias, Community, CommunityMembership, Edge, EdgeEmbedding
-from graph.services.communities import build_communities, community_of
-from graph.services.curation import merge_entries, revert_operation
-from graph.services.edges import unlink
-from graph.services.facts import embed_edge_notes, search_facts
-from graph.services.ppr import k_hop_subgraph, ppr
-from graph.services.split import split_entry
-from graph.services.stats import graph_stats, nearest_rank
-from graph.services.vocab import edge_types_for_bank
+from graph.retrieval.facts import embed_edge_notes, search_facts
+from graph.retrieval.ppr import k_hop_subgraph, ppr
 from kb.errors import InvalidInput, NotFound
 from kb.models import Entry, EntryKind, EntryStatus
 
@@ -189,7 +190,7 @@ def test_communities_stay_in_their_bank(
 
 
 def test_tasks_rebuild_communities_and_embed_notes(bank, two_clusters, linked, hashing_embedder):
-    from graph.analytics_tasks import (
+    from graph.analytics.tasks import (
         build_all_communities_task,
         build_communities_task,
         embed_edge_notes_task,

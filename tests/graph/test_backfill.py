@@ -6,21 +6,24 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from config.celery import app as celery_app
-from graph.models import Edge
-from graph.services.aliases import add_alias, resolve
-from graph.services.backfill import (
+from graph.curation.delete import delete_entry
+from graph.curation.merge import merge_entries
+from graph.edges.links import unlink
+from graph.ingest.backfill import (
     NEUTRAL_CITATION_NOTE,
-    NO_VERB_COMMA,
-    NO_VERB_STATED,
     backfill_citations,
-    backfill_headers,
     backfill_metadata,
     citing_sentence,
+)
+from graph.ingest.headers import (
+    NO_VERB_COMMA,
+    NO_VERB_STATED,
+    backfill_headers,
     header_lines,
     parse_header,
 )
-from graph.services.curation import delete_entry, merge_entries
-from graph.services.edges import unlink
+from graph.models import Edge
+from graph.resolution.aliases import add_alias, resolve
 from graph.tasks import backfill_citations_task, parse_headers_task
 from kb.models import Operation
 

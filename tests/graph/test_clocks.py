@@ -8,12 +8,13 @@ import datetime as dt
 
 import pytest
 
+from graph.curation.merge import merge_entries
+from graph.edges.links import correct_edges, link, unlink
 from graph.models import Alias, Edge
-from graph.services.aliases import add_alias
-from graph.services.curation import merge_entries
-from graph.services.edges import correct_edges, link, unlink
-from graph.services.history import changed_between, entry_as_of
-from graph.services.traverse import Step, owners_of, traverse
+from graph.resolution.aliases import add_alias
+from graph.retrieval.history import changed_between, entry_as_of
+from graph.traversal.questions import owners_of
+from graph.traversal.walk import Step, traverse
 from kb.errors import InvalidInput, NotFound
 from kb.models import Entry, Operation
 from kb.services.entries import clean_entry_data, create_entry, update_entry

@@ -19,9 +19,10 @@ from collections.abc import Callable
 import pytest
 from django.db import OperationalError, connection, transaction
 
+from graph.curation.delete import delete_entry
+from graph.curation.merge import merge_entries
+from graph.edges.links import current_q, link, unlink
 from graph.models import Alias, Edge
-from graph.services.curation import delete_entry, merge_entries
-from graph.services.edges import current_q, link, unlink
 from kb import audit
 from kb.errors import Conflict, InvalidInput, KbError, NotFound
 from kb.models import Bank, Entry, EntryStatus, Operation

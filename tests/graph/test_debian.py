@@ -13,8 +13,9 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
+from bench.labs import debian_compare
+from graph.ingest import debian
 from graph.models import Alias, Edge
-from graph.services import debian
 from kb.models import Bank, Entry, Operation
 
 # One worker runs the module, so the slice is imported once (see ``deb_slice``).
@@ -118,18 +119,18 @@ def test_direct_dependencies_agree_with_apt(deb_bank):
     bank, result = deb_bank
     names = result["packages"]
     slice_names = set(names)
-    apt = debian.apt_dependency_groups(names)
-    ours = debian.graph_dependencies(bank, names)
+    apt = debian_compare.apt_dependency_groups(names)
+    ours = debian_compare.graph_dependencies(bank, names)
     disagree = {}
     for name in names:
-        expected = debian.apt_expected_dependencies(apt[name], slice_names)
-        if not debian.dependencies_agree(ours[name], expected):
+        expected = debian_compare.apt_expected_dependencies(apt[name], slice_names)
+        if not debian_compare.dependencies_agree(ours[name], expected):
             disagree[name] = (sorted(ours[name]), [sorted(g) for g in expected])
     assert disagree == {}
     assert sum(len(deps) for deps in ours.values()) > len(names)  # not vacuously empty
     # The traversal service answers the same as the direct query.
     for name in ("jq", "curl", "gawk", "readline-common", "librust-bincode-dev"):
-        assert debian.traverse_dependencies(bank, name) == ours[name]
+        assert debian_compare.traverse_dependencies(bank, name) == ours[name]
 
 
 def test_reverse_dependencies_agree_with_apt(deb_bank):
@@ -138,9 +139,9 @@ def test_reverse_dependencies_agree_with_apt(deb_bank):
     slice_names = set(names)
     sample = [n for n in ("libc6", "zlib1g", "libssl3", "dpkg", "librust-serde-dev") if n in names]
     assert len(sample) >= 4
-    ours = debian.graph_reverse_dependencies(bank, sample)
-    rdepends = debian.apt_reverse_dependencies(sample)
-    forward = debian.apt_dependency_groups(names)
+    ours = debian_compare.graph_reverse_dependencies(bank, sample)
+    rdepends = debian_compare.apt_reverse_dependencies(sample)
+    forward = debian_compare.apt_dependency_groups(names)
     for name in sample:
         # apt's reverse dependencies by name, plus those that depend on a virtual package
         # apt lists ``name`` as a provider of (apt-cache rdepends does not follow Provides).
@@ -153,11 +154,13 @@ def test_reverse_dependencies_agree_with_apt(deb_bank):
         }
         # Every dependent whose clause apt can satisfy only with ``name`` must point at it.
         certain = {
-            p for p in names if {name} in debian.apt_expected_dependencies(forward[p], slice_names)
+            p
+            for p in names
+            if {name} in debian_compare.apt_expected_dependencies(forward[p], slice_names)
         }
         assert ours[name], name
         assert certain <= ours[name] <= possible & slice_names, name
-        assert debian.traverse_dependencies(bank, name, "in") == ours[name]
+        assert debian_compare.traverse_dependencies(bank, name, "in") == ours[name]
 
 
 def test_reimporting_the_slice_changes_nothing(deb_bank, index):
@@ -204,6 +207,6 @@ def test_command_imports_a_closure_from_a_dumpavail_file(
     keys = set(Entry.objects.filter(bank=bank, kind__name="package").values_list("key", flat=True))
     assert keys == {f"deb:{n}" for n in expected}
     assert (
-        debian.graph_dependencies(bank, ["jq"])["jq"]
-        == debian.graph_dependencies(deb_bank[0], ["jq"])["jq"]
+        debian_compare.graph_dependencies(bank, ["jq"])["jq"]
+        == debian_compare.graph_dependencies(deb_bank[0], ["jq"])["jq"]
     )

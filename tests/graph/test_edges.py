@@ -3,8 +3,8 @@
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from graph.edges.links import current_edges_of, invalidate, link, retype, unlink
 from graph.models import Edge, EdgeType
-from graph.services.edges import current_edges_of, invalidate, link, retype, unlink
 from kb.errors import Conflict, InvalidInput
 from kb.models import Operation
 

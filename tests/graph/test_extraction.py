@@ -8,14 +8,14 @@ import pytest
 from django.core.management import call_command
 
 from graph.curation.edge_proposals import accept_band, decide_edge_proposal
+from graph.curation.revert import revert_operation
+from graph.edges.links import link
 from graph.ingest.extract.base import Statement, Vocabulary
 from graph.ingest.extract.mentions import MentionIndex
 from graph.ingest.extract.run import extract_edges
 from graph.ingest.extract.validate import Validator
 from graph.models import Edge, EdgeProposal, EdgeSource, EdgeType, ExtractionState
-from graph.services.aliases import add_alias
-from graph.services.curation import revert_operation
-from graph.services.edges import link
+from graph.resolution.aliases import add_alias
 from kb.errors import Conflict, InvalidInput
 from kb.models import Operation, OperationKind
 from kb.services.entries import update_entry

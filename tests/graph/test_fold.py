@@ -2,7 +2,7 @@
 
 import pytest
 
-from graph.services.fold import PoolEdge, fold_pool
+from graph.retrieval.fold import PoolEdge, fold_pool
 
 _ids = iter(range(1, 10_000))
 

@@ -5,8 +5,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from graph.models import QueryLog
-from graph.services import query as query_service
-from graph.services.query import QueryParams, run_query
+from graph.retrieval import query as query_service
+from graph.retrieval.query import QueryParams, run_query
 from kb.models import Entry
 from kb.services.embedding import embed_entries
 from kb.services.search import ScoredEntry

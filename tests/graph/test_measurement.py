@@ -3,10 +3,10 @@
 import pytest
 from django.core.management import call_command
 
+from bench.labs.hoplab import build_tasks, leak_check, run_lab
+from bench.labs.replay import replay
 from graph.models import Edge, QueryLog
-from graph.services.hoplab import build_tasks, leak_check, run_lab
-from graph.services.query import QueryParams, run_query
-from graph.services.replay import replay
+from graph.retrieval.query import QueryParams, run_query
 from kb.models import Entry
 from kb.services.embedding import embed_entries
 

@@ -17,10 +17,12 @@ from django.db import transaction
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
+from graph.curation.delete import delete_entry
+from graph.curation.merge import merge_entries
+from graph.curation.revert import revert_operation
+from graph.edges.links import current_q, link, retype, unlink
 from graph.models import Alias, Edge
-from graph.services.aliases import add_alias
-from graph.services.curation import delete_entry, merge_entries, revert_operation
-from graph.services.edges import current_q, link, retype, unlink
+from graph.resolution.aliases import add_alias
 from kb.errors import Conflict
 from kb.models import Bank, Entry, Operation
 from kb.services.bulk import export_lines, import_bank
@@ -297,7 +299,7 @@ def test_revert_of_a_delete_restores_the_exact_state(case):
         before = snapshot(bank)
         result = delete_entry(bank, entries[doomed_i].short_id, "obsolete")
         assert snapshot(bank)["entries"][entries[doomed_i].pk]["status"] == "deleted"
-        revert_operation(bank, result["operation"], "deleted by mistake")
+        revert_operation(bank, result.operation.pk, "deleted by mistake")
         assert snapshot(bank) == before
 
 

@@ -6,9 +6,9 @@ import pytest
 from django.core.management import call_command
 
 from config.celery import app as celery_app
+from graph.curation.merge import merge_entries
+from graph.curation.proposals import LIKELY_DUPLICATE, propose_merges
 from graph.models import MergeProposal
-from graph.services.curation import merge_entries
-from graph.services.proposals import LIKELY_DUPLICATE, propose_merges
 from graph.tasks import propose_merges_task
 from kb.models import Entry
 from kb.services.embedding import embed_entries

@@ -7,17 +7,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from graph.edges.links import link
 from graph.models import Edge, EdgeType
-from graph.services.aliases import add_alias, resolve
-from graph.services.edges import link
-from graph.services.traverse import (
-    Limits,
-    Step,
-    approvals_required_for,
-    dependents_of,
-    owners_of,
-    traverse,
-)
+from graph.resolution.aliases import add_alias, resolve
+from graph.traversal.questions import approvals_required_for, dependents_of, owners_of
+from graph.traversal.walk import Limits, Step, traverse
 from kb.errors import InvalidInput
 from kb.models import Bank, Entry, EntryKind
 from kb.services.entries import clean_entry_data, create_entry
@@ -622,3 +616,25 @@ def test_api_dependents_without_the_relation_is_400(client_rw, bank, g):
     g.add("S")
     response = client_rw.get(url("acme", "entities", g["S"].short_id, "dependents"))
     assert_error(response, 400, "unknown_relation")
+
+
+def test_kinds_allow_list_limits_what_the_walk_reaches(client_rw, bank, make_entry, linked):
+    svc = make_entry("Checkout service", kind="service")
+    team = make_entry("Payments team", kind="team")
+    note = make_entry("Checkout gotcha", kind="gotcha")
+    beyond = make_entry("Payments on-call", kind="role")
+    linked(svc, team, "owned_by")
+    linked(svc, note, "see_also")
+    linked(team, beyond, "see_also")
+    body = {"start": svc.short_id, "relations": ["owned_by", "see_also"], "max_depth": 2}
+    every = client_rw.post(url("acme", "traverse"), body, format="json").json()
+    assert {team.short_id, note.short_id, beyond.short_id} <= set(every["nodes"])
+    teams = client_rw.post(url("acme", "traverse"), {**body, "kinds": ["team"]}, format="json")
+    assert teams.status_code == 200, teams.content
+    data = teams.json()
+    assert set(data["nodes"]) - {svc.short_id} == {team.short_id}
+    assert [p["nodes"] for p in data["paths"]] == [[svc.short_id, team.short_id]]
+    unknown = client_rw.post(url("acme", "traverse"), {**body, "kinds": ["nope"]}, format="json")
+    assert_error(unknown, 400, "unknown_kind")
+    empty = client_rw.post(url("acme", "traverse"), {**body, "kinds": []}, format="json")
+    assert_error(empty, 400, "invalid_kinds")

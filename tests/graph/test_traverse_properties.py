@@ -22,9 +22,10 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graph.services.aliases import add_alias
-from graph.services.edges import link
-from graph.services.traverse import Limits, Step, clean_traversal, traverse
+from graph.edges.links import link
+from graph.resolution.aliases import add_alias
+from graph.traversal.requests import clean_traversal
+from graph.traversal.walk import Limits, Step, traverse
 from kb.errors import Conflict
 from kb.models import Bank, Entry
 from kb.services.entries import clean_entry_data, create_entry

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Group, User
 
-from graph.services.edges import link
+from graph.edges.links import link
 from kb.services.entries import clean_entry_data, create_entry
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.services.edges import unlink
+from graph.edges.links import unlink
 from workflows.models import Finding, FindingEvent, FindingStatus, GapReport, finding_fingerprint
 from workflows.services import findings as finding_service
 from workflows.services import reports

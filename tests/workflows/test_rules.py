@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from graph.edges.links import invalidate, unlink
 from graph.models import EdgeType, WorkflowRole
-from graph.services.edges import invalidate, unlink
 from kb.models import EntryStatus
 from workflows.services import rules
 from workflows.services.subgraph import find_process, load_process_graph

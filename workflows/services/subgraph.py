@@ -16,8 +16,8 @@ from functools import cached_property
 from django.db.models import Q
 from django.db.models.expressions import RawSQL
 
+from graph.edges.links import current_q
 from graph.models import Edge, EdgeType, WorkflowRole
-from graph.services.edges import current_q
 from kb.errors import NotFound
 from kb.models import Bank, Entry, EntryStatus
 from kb.services.entries import find_entry

@@ -52,7 +52,7 @@ class Vocabulary:
 
     @classmethod
     def for_bank(cls, bank: Bank) -> Vocabulary:
-        from graph.services.vocab import edge_types_for_bank
+        from graph.edges.vocab import edge_types_for_bank
 
         types = {n: t for n, t in edge_types_for_bank(bank).items() if n not in NOT_EXTRACTED}
         relations = {}

@@ -8,6 +8,7 @@ import json
 from celery import shared_task
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from graph.ingest.extract import EXTRACTORS
@@ -79,7 +80,9 @@ def run_extraction_job(job_id: int) -> str:
     job = Job.objects.select_related("bank").get(pk=job_id)
     if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
         return job.status
-    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
+    Job.objects.filter(pk=job.pk).update(
+        status=JobStatus.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
+    )
     request = json.loads(job.payload or "{}")
 
     def progress(done: int, total: int) -> None:

@@ -2,7 +2,7 @@
 
 One :class:`MentionIndex` is built per extraction run (three statements: entries, aliases),
 so resolving thousands of surface forms costs no query each. Its answers follow the resolve
-service (``graph.services.aliases.resolve``): short_id, key, alias, then names; a form that
+service (``graph.resolution.aliases.resolve``): short_id, key, alias, then names; a form that
 names several entries is *ambiguous* (all candidates kept), and fuzzy matching only resolves
 a clear winner. Fuzzy matching uses plain edit similarity rather than the resolve service's
 partial-match scorer: "the hangar" must not resolve to "Hangar 3 slot planning" here,
@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 
 from graph.models import Alias
-from graph.services.aliases import RESOLVE_CANDIDATE, RESOLVE_CONFIDENT, RESOLVE_MARGIN, normalize
+from graph.resolution.aliases import (
+    RESOLVE_CONFIDENT,
+    RESOLVE_FLOOR,
+    RESOLVE_MARGIN,
+    normalize,
+)
 from kb.models import Bank, Entry, EntryStatus
 
 TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -165,7 +170,7 @@ class MentionIndex:
             return Resolved("not_found")
         scored: dict[int, float] = {}
         for name, score, _ in process.extract(
-            form, list(self._names), scorer=fuzz.ratio, limit=20, score_cutoff=RESOLVE_CANDIDATE
+            form, list(self._names), scorer=fuzz.ratio, limit=20, score_cutoff=RESOLVE_FLOOR
         ):
             for pk in self._names[name]:
                 scored[pk] = max(scored.get(pk, 0.0), float(score))

@@ -21,11 +21,11 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass
 
+from graph.edges.links import current_q
 from graph.ingest.extract.base import Statement, Vocabulary
 from graph.ingest.extract.mentions import MentionIndex, Resolved
 from graph.models import Edge, EdgeProposal, EdgeProposalStatus, EdgeType
-from graph.services.aliases import normalize
-from graph.services.edges import current_q
+from graph.resolution.aliases import normalize
 from kb.models import Bank, Entry
 
 MAX_SPAN = 2000

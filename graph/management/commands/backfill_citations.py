@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from graph.services.backfill import backfill_citations, backfill_metadata
+from graph.ingest.backfill import backfill_citations, backfill_metadata
 from kb.management.commands._base import KbCommand
 from kb.models import Bank
 

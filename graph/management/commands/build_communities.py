@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from graph.services.communities import build_communities
+from graph.analytics.communities import build_communities
 from kb.management.commands._base import KbCommand
 from kb.models import Bank
 

@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from graph.services.replay import replay
+from bench.labs.replay import replay
 from kb.management.commands._base import KbCommand
 from kb.models import Bank
 

@@ -1,6 +1,6 @@
 from django.core.management.base import CommandError
 
-from graph.services.hoplab import hop_lab
+from bench.labs.hoplab import hop_lab
 from kb.management.commands._base import KbCommand
 
 

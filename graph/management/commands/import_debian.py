@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from graph.services.debian import import_debian
+from graph.ingest.debian import import_debian
 from kb.management.commands._base import KbCommand
 from kb.services.banks import ensure_bank
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from graph.ingest.headers import backfill_headers
 from graph.management.commands.backfill_citations import ProgressBar, bank_by_slug
-from graph.services.backfill import backfill_headers
 from kb.management.commands._base import KbCommand
 
 

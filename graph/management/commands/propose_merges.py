@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
+from graph.curation.proposals import propose_merges
 from graph.management.commands.backfill_citations import ProgressBar, bank_by_slug
-from graph.services.proposals import propose_merges
 from kb.management.commands._base import KbCommand
 
 

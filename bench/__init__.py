@@ -1,0 +1,1 @@
+"""Benchmarks and measurement labs (scripts that print numbers; not part of the product)."""

@@ -1,0 +1,274 @@
+"""The hop lab (``000_*``): synthetic tasks whose answer sits one edge away from the entry the
+query matches. Entry A matches the task's query; entry B holds the fact the task needs (a
+proof token) and is one edge from A, with a note that says how B pertains and never what it
+says. Only tasks where B is NOT in the flat top-8 count. The lab reports how often B is
+reachable in the fold payload, and fails on a leak: the proof token in any note or in A.
+Tangential entries linked with "background only" notes are reported separately.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from bench.labs.replay import payload_ids
+from graph.edges.links import link
+from graph.models import Edge
+from graph.retrieval.query import QueryParams, run_query
+from kb import audit
+from kb.errors import KbError
+from kb.models import Bank, Entry
+from kb.services.banks import ensure_bank
+from kb.services.embedding import embed_entries, embed_query
+from kb.services.entries import clean_entry_data, create_entry
+
+SYSTEMS = [
+    "billing ledger",
+    "invoice exporter",
+    "payment gateway",
+    "search indexer",
+    "session store",
+    "image resizer",
+    "audit trail",
+    "report scheduler",
+    "shipping quote engine",
+    "warehouse sync",
+    "customer portal",
+    "partner API",
+    "email relay",
+    "feature flag service",
+    "metrics pipeline",
+    "fraud scorer",
+    "tax calculator",
+    "pricing service",
+    "inventory cache",
+    "returns processor",
+    "label printer bridge",
+    "carrier webhook receiver",
+    "SSO broker",
+    "document store",
+    "notification fan-out",
+    "payroll export",
+    "data warehouse loader",
+    "rate limiter",
+    "geocoding proxy",
+    "backup vault",
+]
+ACTIONS = [
+    ("rotate the credentials of", "Rotating the credentials of"),
+    ("roll back a bad deploy of", "Rolling back a bad deploy of"),
+    ("scale up", "Scaling up"),
+    ("restore last night's backup of", "Restoring last night's backup of"),
+    ("migrate the schema of", "Migrating the schema of"),
+    ("drain and restart", "Draining and restarting"),
+]
+CODENAMES = [
+    "Heron",
+    "Quartz",
+    "Juniper",
+    "Osprey",
+    "Cobalt",
+    "Tamarind",
+    "Lynx",
+    "Basalt",
+    "Marigold",
+    "Fennel",
+    "Saffron",
+    "Kestrel",
+    "Onyx",
+    "Wren",
+    "Sorrel",
+    "Ibis",
+    "Garnet",
+    "Larch",
+    "Plover",
+    "Umber",
+]
+QUIRKS = [
+    "the {code} signer expects the nonce header to be exactly {token}",
+    "the {code} vault unlock phrase for this quarter is {token}",
+    "the {code} bastion only admits sessions tagged {token}",
+    "the {code} change window requires ticket prefix {token}",
+]
+DISTRACTOR_SHAPES = [
+    "{Action} {system} in staging",
+    "{system}: {action} checklist",
+    "Why {action} {system} takes so long",
+    "Alerting while you {action} {system}",
+    "{Action} {system} for a single tenant",
+    "Who approves when you {action} {system}",
+    "{system} runbook index",
+    "Dry run: {action} {system}",
+]
+
+
+@dataclass
+class HopTask:
+    query: str
+    a: Entry
+    b: Entry
+    tangent: Entry
+    token: str
+
+
+@dataclass
+class HopLabReport:
+    built: int = 0
+    kept: int = 0
+    b_in_fold: int = 0
+    b_as_neighbor: int = 0
+    b_as_folded: int = 0
+    b_as_result: int = 0
+    tangent_in_fold: int = 0
+    tangent_notes_marked: int = 0
+    leaks: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        def pct(n: int) -> float:
+            return round(100.0 * n / self.kept, 1) if self.kept else 0.0
+
+        return {
+            "tasks_built": self.built,
+            "tasks_kept_b_not_in_flat_top8": self.kept,
+            "b_reachable_in_fold_pct": pct(self.b_in_fold),
+            "b_as_neighbor": self.b_as_neighbor,
+            "b_as_folded_pointer": self.b_as_folded,
+            "b_as_result": self.b_as_result,
+            "b_reachable_in_flat_pct": 0.0,
+            "tangent_reachable_pct": pct(self.tangent_in_fold),
+            "tangent_pointers_marked_background_pct": round(
+                100.0 * self.tangent_notes_marked / self.tangent_in_fold, 1
+            )
+            if self.tangent_in_fold
+            else 0.0,
+            "leaks": len(self.leaks),
+        }
+
+
+def build_tasks(bank: Bank, count: int, seed: int = 7) -> list[HopTask]:
+    """Write ``count`` synthetic tasks (A, B, a tangent and distractors) into ``bank``."""
+    rng = random.Random(seed)
+    tasks = []
+    with audit.acting_as("hop_lab"), transaction.atomic():
+        for i in range(count):
+            system = SYSTEMS[i % len(SYSTEMS)]
+            action, action_title = ACTIONS[(i // len(SYSTEMS) + i) % len(ACTIONS)]
+            code = f"{CODENAMES[i % len(CODENAMES)]}-{i}"
+            token = f"PROOF-{secrets.token_hex(3).upper()}"
+
+            def make(title, content, kind="fact", **extra):
+                data = {
+                    "title": title,
+                    "content": content,
+                    "kind": kind,
+                    "lifetime": {"durable": True},
+                    **extra,
+                }
+                return create_entry(bank, clean_entry_data(bank, data))
+
+            a = make(
+                f"{action_title} the {system}",
+                f"Recipe to {action} the {system}: announce in #ops, run the playbook job, watch the "
+                f"dashboards for ten minutes, then close the change ticket.",
+                kind="recipe",
+                useful_for=f"When you need to {action} the {system}.",
+                systems=[system],
+            )
+            b = make(
+                f"{code} quirk",
+                "One quirk to know: " + rng.choice(QUIRKS).format(code=code, token=token) + ".",
+                kind="gotcha",
+            )
+            tangent = make(
+                f"History of the {code} name",
+                f"The {code} codename came from a 2019 naming contest; it has no technical meaning.",
+            )
+            for shape in DISTRACTOR_SHAPES:
+                make(
+                    shape.format(Action=action_title, action=action, system=system),
+                    f"Notes about how teams {action} the {system}: timing, approvals, staging differences.",
+                    systems=[system],
+                )
+            link(
+                bank,
+                {
+                    "from": b.short_id,
+                    "to": a.short_id,
+                    "relation": "clarifies",
+                    "note": "Read before running this recipe: a step it relies on has a quirk you must get exactly right.",
+                },
+            )
+            link(
+                bank,
+                {
+                    "from": a.short_id,
+                    "to": tangent.short_id,
+                    "relation": "see_also",
+                    "note": "Background only: naming history, not needed to do this task.",
+                },
+            )
+            tasks.append(HopTask(f"How do I {action} the {system}?", a, b, tangent, token))
+    return tasks
+
+
+def leak_check(bank: Bank, tasks: list[HopTask]) -> list[str]:
+    """The proof token must appear in no note and nowhere in A."""
+    notes = list(Edge.objects.filter(bank=bank).values_list("note", flat=True))
+    leaks = []
+    for t in tasks:
+        a_text = " ".join([t.a.title, t.a.content, t.a.summary, t.a.useful_for])
+        if t.token in a_text:
+            leaks.append(f"{t.token} appears in A ({t.a.short_id})")
+        if any(t.token in note for note in notes):
+            leaks.append(f"{t.token} appears in an edge note")
+    return leaks
+
+
+def run_lab(bank: Bank, tasks: list[HopTask], *, limit: int = 8) -> HopLabReport:
+    report = HopLabReport(built=len(tasks))
+    report.leaks = leak_check(bank, tasks)
+    for t in tasks:
+        vector = embed_query(t.query)
+        flat = run_query(
+            bank, QueryParams(t.query, fold=False, limit=limit), record=False, query_vector=vector
+        )
+        if t.b.short_id in {r["id"] for r in flat["results"]}:
+            continue  # the flat search already finds B: not a hop task
+        report.kept += 1
+        folded = run_query(
+            bank, QueryParams(t.query, limit=limit), record=False, query_vector=vector
+        )
+        results, shown, pointers = payload_ids(folded)
+        if t.b.short_id in shown:
+            report.b_in_fold += 1
+            if t.b.short_id in results:
+                report.b_as_result += 1
+            elif any(p["id"] == t.b.short_id and p["kind"] == "folded" for p in pointers):
+                report.b_as_folded += 1
+            else:
+                report.b_as_neighbor += 1
+        tangent_pointers = [p for p in pointers if p["id"] == t.tangent.short_id]
+        if tangent_pointers:
+            report.tangent_in_fold += 1
+            if all(p["note"].lower().startswith("background only") for p in tangent_pointers):
+                report.tangent_notes_marked += 1
+    return report
+
+
+def hop_lab(count: int = 30, *, seed: int = 7, keep: bool = False) -> tuple[HopLabReport, str]:
+    """Build a scratch bank, run the lab, drop the bank unless ``keep``."""
+    slug = f"hop-lab-{secrets.token_hex(3)}"
+    bank, _ = ensure_bank(slug, name="Hop lab (scratch)")
+    try:
+        tasks = build_tasks(bank, count, seed)
+        embed_entries(Entry.objects.filter(bank=bank))
+        report = run_lab(bank, tasks)
+    except KbError:
+        bank.delete()
+        raise
+    if not keep:
+        bank.delete()
+    return report, slug

@@ -1,0 +1,77 @@
+"""Admin for aliases: adding calls ``add_alias``; history is read-only."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin
+from simple_history.admin import SimpleHistoryAdmin
+
+from graph.admin.common import (
+    NoHistoryRevertMixin,
+    _refuse_gone,
+)
+from graph.models import (
+    Alias,
+)
+from graph.resolution import aliases as alias_service
+from kb.errors import KbError
+
+# --- Aliases ----------------------------------------------------------------------------------
+
+
+class AliasAddForm(forms.ModelForm):
+    """A new alias, written by ``add_alias`` once the form is valid."""
+
+    class Meta:
+        model = Alias
+        fields = ("entry", "surface")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("entry") is not None:
+            _refuse_gone(data["entry"], "entry")
+        return data
+
+    def _post_clean(self):
+        super()._post_clean()
+        if self.errors:
+            return
+        entry = self.cleaned_data["entry"]
+        try:
+            self.instance = alias_service.add_alias(
+                entry.bank, entry, self.cleaned_data["surface"], source="staff"
+            )
+        except KbError as exc:
+            self.add_error(None, exc.message)
+
+
+@admin.register(Alias)
+class AliasAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
+    list_display = ("surface", "entry", "bank", "source", "created_at")
+    list_filter = ("bank", "source")
+    list_select_related = ("entry", "bank")
+    search_fields = ("surface", "normalized", "entry__short_id", "entry__title")
+    autocomplete_fields = ("entry",)
+    form = AliasAddForm
+    readonly_fields = ("normalized", "bank", "source", "actor", "created_at")
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ("entry", "surface")
+        return ("surface", "entry", *self.readonly_fields)
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        """``add_alias`` already wrote it."""
+
+    def delete_model(self, request, obj):
+        """Through :func:`graph.resolution.aliases.remove_alias` (one ``unlink`` operation)."""
+        alias_service.remove_alias(obj.bank, obj.entry, obj.surface, reason="admin: alias removed")
+
+    def delete_queryset(self, request, queryset):
+        for alias in queryset.select_related("bank", "entry"):
+            alias_service.remove_alias(
+                alias.bank, alias.entry, alias.surface, reason="admin: alias removed"
+            )

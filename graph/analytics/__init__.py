@@ -1,0 +1,1 @@
+"""Analytics: graph statistics and communities (derived data, recomputed wholesale)."""

@@ -1,0 +1,1 @@
+"""Edges: link, unlink, retype and correct (append-only, audited), the relation vocabulary and the two clocks."""

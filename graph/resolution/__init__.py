@@ -1,0 +1,1 @@
+"""Resolution: aliases (surface forms naming an entry) and resolving text to one entry, with abstention."""

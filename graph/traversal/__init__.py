@@ -1,0 +1,1 @@
+"""Traversal: typed, budgeted, bi-temporal walks and the questions built on them."""

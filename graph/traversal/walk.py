@@ -1,0 +1,499 @@
+"""Parameterised traversals (``004_*`` 12.7–12.8): typed, budgeted, bi-temporal walks.
+
+The walk is a visited-set breadth-first search — never the full path enumeration of
+``001_*`` — with one allow-list of relations and a direction per hop. Guarantees:
+
+- One SQL statement per hop reads the allowed edges of the whole frontier. Both clocks
+  (``valid_at`` and ``as_of``, default now) and the bank are predicates of that statement, so
+  edges of another time or another bank never enter the walk, the budget or the counts.
+- ``max_expansions`` counts edge records read across the walk. Each hop asks the database for
+  at most the remaining budget + 1 rows (``LIMIT``); the extra row only proves the budget was
+  exceeded and is never expanded. A hub of 15,000 edges costs at most the budget.
+- A node reached at depth d keeps every parent from depth d − 1 and is expanded once. Paths are
+  all parent chains from the start to each end node (a node the walk reached and did not go on
+  from: the last hop, or no allowed edge onward to a node not already reached).
+- Whenever a ceiling is reached the result says so: ``truncated``, ``limits_hit`` and the
+  ``frontier`` of nodes whose expansion was cut. A partial answer is never shown as complete.
+
+Request validation lives in :mod:`graph.traversal.requests`; the parameterised questions of
+12.7 (dependents, owners, approvals) in :mod:`graph.traversal.questions`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+
+from graph.edges.links import believed_q, valid_q
+from graph.edges.vocab import edge_types_for_bank
+from graph.models import Edge, EdgeType
+from kb.errors import InvalidInput, NotFound
+from kb.models import Bank, Entry
+from kb.presenters import iso
+from kb.services.entries import kinds_for_bank
+
+DIRECTIONS = ("out", "in", "both")
+DEFAULT_DEPTH = 2  # relations mode without max_depth: two hops stay a specific answer (001_*)
+MAX_DEPTH = 10
+MAX_EXPANSIONS = 100_000
+MAX_PATHS = 10_000
+MAX_EVIDENCE_TOKENS = 1_000_000
+MAX_RELATIONS_PER_STEP = 50
+CHARS_PER_TOKEN = 4  # the usual approximation for English text and JSON
+
+_EDGE_COLUMNS = (
+    "id",
+    "from_entry_id",
+    "to_entry_id",
+    "type_id",
+    "note",
+    "evidence",
+    "valid_from",
+    "valid_to",
+    "recorded_at",
+)
+
+
+# --- the plan ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One hop's allow-list: the relations it may cross and which way."""
+
+    relations: tuple[str, ...]
+    direction: str = "out"
+
+    def as_json(self) -> dict:
+        return {"relations": list(self.relations), "direction": self.direction}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The ceilings of a walk. ``max_depth`` None: the length of the steps."""
+
+    max_depth: int | None = None
+    max_expansions: int = 200
+    max_paths: int = 25
+    max_evidence_tokens: int = 2000
+
+    def as_json(self) -> dict:
+        return {
+            "max_depth": self.max_depth,
+            "max_expansions": self.max_expansions,
+            "max_paths": self.max_paths,
+            "max_evidence_tokens": self.max_evidence_tokens,
+        }
+
+
+class EdgeRow(NamedTuple):
+    id: int
+    from_id: int
+    to_id: int
+    type_id: int
+    note: str
+    evidence: dict
+    valid_from: dt.datetime | None
+    valid_to: dt.datetime | None
+    recorded_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    short_id: str
+    title: str
+    kind: str
+    key: str | None
+
+
+@dataclass
+class TraversalResult:
+    """What a walk found and how far it got; ``as_json`` is the API.md response."""
+
+    bank: Bank
+    start: Entry
+    plan: dict  # {"steps": [...]} or {"relations", "direction", "max_depth"}
+    limits: Limits
+    valid_at: dt.datetime
+    as_of: dt.datetime  # the transaction time asked (now when not given)
+    depth: dict[int, int] = field(default_factory=dict)  # entry pk → depth, discovery order
+    parents: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # pk → (parent, edge)
+    edges: dict[int, EdgeRow] = field(default_factory=dict)  # the edges of the walk's DAG
+    relation_names: dict[int, str] = field(default_factory=dict)
+    nodes: dict[int, NodeInfo] = field(default_factory=dict)
+    paths: list[tuple[list[int], list[int]]] = field(default_factory=list)  # (entry pks, edge ids)
+    paths_total: int = 0
+    truncated: bool = False
+    limits_hit: list[str] = field(default_factory=list)
+    frontier: list[int] = field(default_factory=list)
+    expansions: int = 0  # edge records read and expanded (what max_expansions counts)
+    edges_read: int = 0  # rows fetched, including the one row that proves a budget was exceeded
+    evidence_tokens: int = 0
+    withheld: set[int] = field(default_factory=set)  # edges whose note/evidence exceeded the budget
+    start_given: Any = None
+    start_matched: str | None = None
+
+    def hit(self, limit: str) -> None:
+        self.truncated = True
+        if limit not in self.limits_hit:
+            self.limits_hit.append(limit)
+
+    def end_nodes(self) -> list[int]:
+        """Entries the walk reached and did not go on from, in discovery order."""
+        with_children = {parent for links in self.parents.values() for parent, _ in links}
+        return [pk for pk in self.depth if pk != self.start.pk and pk not in with_children]
+
+    def sid(self, pk: int) -> str:
+        return self.nodes[pk].short_id
+
+    def edge_json(self, edge: EdgeRow) -> dict:
+        withheld = edge.id in self.withheld
+        return {
+            "from": self.sid(edge.from_id),
+            "to": self.sid(edge.to_id),
+            "relation": self.relation_names.get(edge.type_id, "?"),
+            "note": None if withheld else edge.note,
+            "evidence": None if withheld else edge.evidence,
+            "valid_from": iso(edge.valid_from),
+            "valid_to": iso(edge.valid_to),
+            "recorded_at": iso(edge.recorded_at),
+        }
+
+    def searched(self) -> dict:
+        """What was asked, so an empty answer states its boundary (``004_*`` 12.11)."""
+        start: dict = {"id": self.start.short_id}
+        if self.start_given is not None:
+            start.update({"given": self.start_given, "matched": self.start_matched})
+        return {
+            "bank": self.bank.slug,
+            "start": start,
+            **self.plan,
+            "limits": self.limits.as_json(),
+            "valid_at": iso(self.valid_at),
+            "as_of": iso(self.as_of),
+            "truncated": self.truncated,
+        }
+
+    def as_json(self) -> dict:
+        return {
+            "start": {"id": self.start.short_id, "title": self.start.title},
+            "paths": [
+                {"nodes": [self.sid(pk) for pk in nodes], "edges": list(edge_ids)}
+                for nodes, edge_ids in self.paths
+            ],
+            "nodes": {
+                info.short_id: {"title": info.title, "kind": info.kind, "key": info.key}
+                for pk, info in self.nodes.items()
+            },
+            "edges": {str(eid): self.edge_json(edge) for eid, edge in self.edges.items()},
+            "truncated": self.truncated,
+            "limits_hit": list(self.limits_hit),
+            "frontier": [self.sid(pk) for pk in self.frontier],
+            "counts": {
+                "expansions": self.expansions,
+                "nodes": len(self.depth),
+                "edges": len(self.edges),
+                "paths": len(self.paths),
+                "paths_found": self.paths_total,
+                "read": self.edges_read,
+                "evidence_tokens": self.evidence_tokens,
+            },
+            "searched": self.searched(),
+        }
+
+
+# --- the walk ---------------------------------------------------------------------------------
+
+
+def approx_tokens(edge: EdgeRow) -> int:
+    """Approximate tokens of an edge's note and evidence (characters / 4, rounded up)."""
+    text = (edge.note or "") + (
+        json.dumps(edge.evidence, ensure_ascii=False) if edge.evidence else ""
+    )
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def _type_ids(step: Step, types: dict[str, EdgeType]) -> list[int]:
+    unknown = [name for name in step.relations if name not in types]
+    if unknown:
+        raise InvalidInput(
+            f"Unknown relation {unknown[0]!r}; this bank knows: {', '.join(sorted(types))}.",
+            code="unknown_relation",
+            fields={"relations": f"Unknown relation {unknown[0]!r}."},
+        )
+    if step.direction not in DIRECTIONS:
+        raise InvalidInput(
+            f"direction must be one of {', '.join(DIRECTIONS)}.",
+            code="invalid_direction",
+            fields={"direction": "Unknown direction."},
+        )
+    return sorted({types[name].pk for name in step.relations})
+
+
+class _InArray(Func):
+    """``column = ANY(%s)`` with one array parameter: a frontier of thousands of ids stays one
+    parameter (``IN (…)`` sends and binds one parameter per id)."""
+
+    template = "(%(expressions)s))"
+    arg_joiner = " = ANY("
+    output_field = BooleanField()
+
+    def __init__(self, column: str, ids):
+        # RawSQL hands the list straight to psycopg (Value with an ArrayField would prepare
+        # every element through Django: seconds for a frontier of 50,000 ids).
+        super().__init__(F(column), RawSQL("%s::bigint[]", (list(ids),)))
+
+
+def _allowed(bank: Bank, type_ids: list[int], clock: Q):
+    # order_by() drops Edge.Meta.ordering: an ORDER BY would make PostgreSQL read every
+    # matching edge of a hub before the LIMIT could stop it.
+    return Edge.objects.filter(bank_id=bank.pk, type_id__in=type_ids).filter(clock).order_by()
+
+
+def _far_end_q(end: str, kind_ids: Sequence[int] | None) -> Q:
+    """The far end (``"to"`` or ``"from"``) is of an allowed kind (no filter without kinds)."""
+    return Q(**{f"{end}_entry__kind_id__in": list(kind_ids)}) if kind_ids is not None else Q()
+
+
+def _read_hop(
+    bank: Bank,
+    level: list[int],
+    type_ids: list[int],
+    direction: str,
+    clock: Q,
+    limit: int,
+    kind_ids: Sequence[int] | None = None,
+) -> list[EdgeRow]:
+    """The allowed edges touching ``level`` in ``direction`` whose far end is of an allowed kind:
+    one statement, at most ``limit``."""
+    if limit <= 0 or not level:
+        return []
+    qs = _allowed(bank, type_ids, clock)
+    out_q = Q(_InArray("from_entry_id", level)) & _far_end_q("to", kind_ids)
+    in_q = Q(_InArray("to_entry_id", level)) & _far_end_q("from", kind_ids)
+    if direction == "out":
+        qs = qs.filter(out_q)
+    elif direction == "in":
+        qs = qs.filter(in_q)
+    else:
+        qs = qs.filter(out_q | in_q)
+    rows = [EdgeRow(*row) for row in qs.values_list(*_EDGE_COLUMNS)[:limit]]
+    rows.sort(key=lambda row: row.id)  # a deterministic expansion order among the rows read
+    return rows
+
+
+def _still_open(
+    bank: Bank,
+    nodes: Sequence[int],
+    type_ids: list[int],
+    direction: str,
+    clock: Q,
+    *,
+    skip_edges: Sequence[int] = (),
+    reached: Sequence[int] = (),
+    kind_ids: Sequence[int] | None = None,
+) -> set[int]:
+    """Those of ``nodes`` with an allowed edge, other than ``skip_edges``, to an entry not in
+    ``reached``: the nodes whose expansion a ceiling cut. One statement (EXISTS per node)."""
+    if not nodes:
+        return set()
+    base = _allowed(bank, type_ids, clock)
+    if skip_edges:
+        base = base.exclude(_InArray("id", skip_edges))
+    conditions = []
+    if direction in ("out", "both"):
+        onward = base.filter(_far_end_q("to", kind_ids), from_entry_id=OuterRef("pk"))
+        conditions.append(
+            Exists(onward.exclude(_InArray("to_entry_id", reached)) if reached else onward)
+        )
+    if direction in ("in", "both"):
+        onward = base.filter(_far_end_q("from", kind_ids), to_entry_id=OuterRef("pk"))
+        conditions.append(
+            Exists(onward.exclude(_InArray("from_entry_id", reached)) if reached else onward)
+        )
+    condition = conditions[0] if len(conditions) == 1 else conditions[0] | conditions[1]
+    found = Entry.objects.filter(_InArray("id", nodes), bank_id=bank.pk).filter(condition)
+    return set(found.order_by().values_list("pk", flat=True))
+
+
+def _chains(result: TraversalResult, node: int) -> Iterator[tuple[list[int], list[int]]]:
+    """Every parent chain from the start to ``node``, parents in the order they were found."""
+    if node == result.start.pk:
+        yield [node], []
+        return
+    for parent, edge_id in result.parents[node]:
+        for nodes, edge_ids in _chains(result, parent):
+            yield [*nodes, node], [*edge_ids, edge_id]
+
+
+def traverse(
+    bank: Bank,
+    start_entry: Entry,
+    steps: Step | Sequence[Step],
+    limits: Limits | None = None,
+    valid_at: dt.datetime | None = None,
+    as_of: dt.datetime | None = None,
+    kinds: Sequence[str] | None = None,
+) -> TraversalResult:
+    """Walk from ``start_entry`` along ``steps`` — one Step per hop, or a single Step repeated
+    every hop up to ``limits.max_depth`` (default 2) — with edges valid at ``valid_at`` and
+    believed at ``as_of`` (both default to now), reaching only entries of ``kinds`` when given
+    (an allow-list; the start is exempt). Statements: one for the vocabulary, one per
+    hop, at most two when a ceiling cuts the walk, one for the reached entries."""
+    limits = limits or Limits()
+    if start_entry.bank_id != bank.pk:
+        raise NotFound("The start is not an entry of this bank.", code="entry_not_found")
+    now = timezone.now()
+    types = edge_types_for_bank(bank)
+    if isinstance(steps, Step):
+        depth_cap = limits.max_depth or DEFAULT_DEPTH
+        hops = [steps] * depth_cap
+        planned = None  # no planned end: max_depth is the only thing that stops the walk
+        plan = {"relations": list(steps.relations), "direction": steps.direction}
+        plan["max_depth"] = depth_cap
+    else:
+        hops = list(steps)
+        if not hops:
+            raise InvalidInput("Give at least one step.", code="invalid_steps")
+        planned = len(hops)
+        depth_cap = min(planned, limits.max_depth or planned)
+        plan = {"steps": [step.as_json() for step in hops]}
+    type_ids = [_type_ids(step, types) for step in hops]
+    kind_ids = _kind_ids(bank, kinds)
+    if kinds is not None:
+        plan["kinds"] = sorted(kinds)
+    # believed_q(now) rather than believed_q(None) ("invalidated_at IS NULL"): the latter lets
+    # the planner pick the partial GiST exclusion index for to_entry_id lookups, where
+    # to_entry_id is not the leading column — thousands of times slower on a large bank.
+    clock = believed_q(as_of or now) & valid_q(valid_at or now)
+    result = TraversalResult(
+        bank=bank,
+        start=start_entry,
+        plan=plan,
+        limits=limits,
+        valid_at=valid_at or now,
+        as_of=as_of or now,
+        relation_names={t.pk: t.name for t in types.values()},
+    )
+    result.depth[start_entry.pk] = 0
+    budget = limits.max_expansions
+    level = [start_entry.pk]
+    cut_by_budget = False
+    for d in range(depth_cap):
+        if not level:
+            break
+        direction = hops[d].direction
+        rows = _read_hop(bank, level, type_ids[d], direction, clock, budget + 1, kind_ids)
+        result.edges_read += len(rows)
+        expanded = rows[:budget]
+        result.expansions += len(expanded)
+        budget -= len(expanded)
+        in_level = set(level)
+        next_level: list[int] = []
+        for edge in expanded:
+            ends = []
+            if direction in ("out", "both") and edge.from_id in in_level:
+                ends.append((edge.from_id, edge.to_id))
+            if direction in ("in", "both") and edge.to_id in in_level:
+                ends.append((edge.to_id, edge.from_id))
+            for src, dst in ends:
+                known = result.depth.get(dst)
+                if known is None:
+                    result.depth[dst] = d + 1
+                    result.parents[dst] = []
+                    next_level.append(dst)
+                elif known != d + 1:
+                    continue  # reached earlier: the visited set keeps the walk finite
+                result.parents[dst].append((src, edge.id))
+                result.edges[edge.id] = edge
+        if len(rows) > len(expanded):  # the extra row: more edges than the budget allowed
+            cut_by_budget = True
+            result.hit("max_expansions")
+            earlier = [pk for pk, depth in result.depth.items() if depth <= d]
+            frontier = _still_open(
+                bank,
+                level,
+                type_ids[d],
+                direction,
+                clock,
+                skip_edges=[edge.id for edge in expanded],
+                reached=earlier,
+                kind_ids=kind_ids,
+            )
+            if d + 1 < depth_cap:
+                frontier |= _still_open(
+                    bank,
+                    next_level,
+                    type_ids[d + 1],
+                    hops[d + 1].direction,
+                    clock,
+                    reached=list(result.depth),
+                    kind_ids=kind_ids,
+                )
+            result.frontier = [pk for pk in result.depth if pk in frontier]
+            break
+        level = next_level
+    if not cut_by_budget and level and (planned is None or depth_cap < planned):
+        # Stopped by max_depth, not by the plan: cut only if some node could have gone on.
+        nxt = hops[depth_cap] if depth_cap < len(hops) else hops[-1]
+        onward = _still_open(
+            bank,
+            level,
+            _type_ids(nxt, types),
+            nxt.direction,
+            clock,
+            reached=list(result.depth),
+            kind_ids=kind_ids,
+        )
+        if onward:
+            result.hit("max_depth")
+            result.frontier = [pk for pk in level if pk in onward]
+    _finish(result)
+    return result
+
+
+def _finish(result: TraversalResult) -> None:
+    """Paths (up to max_paths), evidence (up to max_evidence_tokens) and the reached entries."""
+    counts = {result.start.pk: 1}
+    for pk in result.depth:
+        if pk != result.start.pk:
+            counts[pk] = sum(counts[parent] for parent, _ in result.parents[pk])
+    ends = result.end_nodes()
+    result.paths_total = sum(counts[pk] for pk in ends)
+    limit = result.limits.max_paths
+    every = itertools.chain.from_iterable(_chains(result, pk) for pk in ends)
+    result.paths = list(itertools.islice(every, limit))
+    if result.paths_total > limit:
+        result.hit("max_paths")
+    # Evidence: answer-bearing edges first (in path order), then the rest of the walk's edges.
+    order = list(dict.fromkeys(eid for _, edge_ids in result.paths for eid in edge_ids))
+    on_paths = set(order)
+    order += [eid for eid in result.edges if eid not in on_paths]
+    budget = result.limits.max_evidence_tokens
+    for position, eid in enumerate(order):
+        cost = approx_tokens(result.edges[eid])
+        if result.evidence_tokens + cost > budget:
+            result.hit("max_evidence_tokens")
+            result.withheld = {e for e in order[position:] if approx_tokens(result.edges[e]) > 0}
+            break
+        result.evidence_tokens += cost
+    entries = Entry.objects.filter(_InArray("id", result.depth), bank_id=result.bank.pk).order_by()
+    rows = entries.values_list("pk", "short_id", "title", "kind__name", "key")
+    found = {pk: NodeInfo(sid, title, kind, key) for pk, sid, title, kind, key in rows}
+    result.nodes = {pk: found[pk] for pk in result.depth}
+
+
+def _kind_ids(bank: Bank, kinds: Sequence[str] | None) -> list[int] | None:
+    """Ids of the allowed entry kinds (None: every kind)."""
+    if kinds is None:
+        return None
+    vocabulary = kinds_for_bank(bank)
+    return [vocabulary[name].pk for name in kinds if name in vocabulary]
