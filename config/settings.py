@@ -283,6 +283,16 @@ KB_OPENAI_EMBEDDINGS_URL = os.environ.get("KB_OPENAI_EMBEDDINGS_URL", "")
 KB_OPENAI_EMBEDDINGS_MODEL = os.environ.get("KB_OPENAI_EMBEDDINGS_MODEL", "text-embedding-3-small")
 KB_OPENAI_API_KEY = os.environ.get("KB_OPENAI_API_KEY", "")
 KB_EMBED_BATCH_SIZE = int(os.environ.get("KB_EMBED_BATCH_SIZE", "64"))
+# Edge extraction with an OpenAI-compatible chat-completions endpoint (the "llm" extractor;
+# the "local" one needs nothing). URL is the API base (…/v1) or the full …/chat/completions.
+KB_EXTRACT_LLM_URL = os.environ.get("KB_EXTRACT_LLM_URL", "")
+KB_EXTRACT_LLM_MODEL = os.environ.get("KB_EXTRACT_LLM_MODEL", "gpt-4o-mini")
+KB_EXTRACT_LLM_KEY = os.environ.get("KB_EXTRACT_LLM_KEY", "")  # else KB_OPENAI_API_KEY
+KB_EXTRACT_LLM_TIMEOUT = float(os.environ.get("KB_EXTRACT_LLM_TIMEOUT", "30"))
+KB_EXTRACT_LLM_ATTEMPTS = int(os.environ.get("KB_EXTRACT_LLM_ATTEMPTS", "4"))
+KB_EXTRACT_LLM_BACKOFF = float(os.environ.get("KB_EXTRACT_LLM_BACKOFF", "1.0"))
+KB_EXTRACT_LLM_MAX_WAIT = float(os.environ.get("KB_EXTRACT_LLM_MAX_WAIT", "30"))
+KB_EXTRACT_LLM_GLEANING = os.environ.get("KB_EXTRACT_LLM_GLEANING", "1") != "0"
 # Write feedback: entries at least this similar (cosine of content vectors) are listed as
 # ``similar`` on a new entry; at KB_DUPLICATE_MIN the write also carries a duplicate warning.
 KB_SIMILAR_MIN = float(os.environ.get("KB_SIMILAR_MIN", "0.75"))

@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/v1/", include("graph.api.urls_analytics")),
     path("api/v1/", include("graph.api.urls_graph")),
     path("api/v1/", include("graph.api.urls_context")),
+    path("api/v1/", include("graph.api.urls_extraction")),
     path("api/v1/", include("workflows.api.urls")),
     path("workflows/", include("workflows.urls")),
     path("explorer/", include("explorer.urls")),

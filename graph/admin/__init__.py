@@ -11,6 +11,7 @@ from graph.admin import (  # noqa: F401  (imported for their registrations)
     communities,
     edges,
     entries,
+    extraction,
     operations,
     proposals,
 )

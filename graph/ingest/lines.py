@@ -47,6 +47,8 @@ class RelationLines:
             "neighbor_priority",
             "score_weight",
             "description",
+            "phrases",
+            "inverse_phrases",
         }
         unknown = sorted(set(obj) - allowed)
         if unknown:
@@ -77,6 +79,9 @@ class RelationLines:
             "score_weight": float(obj.get("score_weight", 1.0)),
             "description": str(obj.get("description") or "")[:300],
         }
+        for field in ("phrases", "inverse_phrases"):  # only when given: keep admin edits
+            if field in obj:
+                data[field] = _phrases(obj[field], field)
         types = _types(ctx)
         if name in types and types[name].bank_id is None:
             return {"core": True, "name": name}
@@ -98,7 +103,19 @@ class RelationLines:
                 "neighbor_priority": t.neighbor_priority,
                 "score_weight": t.score_weight,
                 "description": t.description,
+                "phrases": t.phrases,
+                "inverse_phrases": t.inverse_phrases,
             }
+
+
+def _phrases(value, field: str) -> list[str]:
+    """Relation phrases of a relation line (read by the local edge extractor)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidInput(f"{field} must be a list of strings.")
+    cleaned = [v.strip() for v in value if v.strip()]
+    if len(cleaned) > 50 or any(len(v) > 100 for v in cleaned):
+        raise InvalidInput(f"{field}: at most 50 phrases of at most 100 characters.")
+    return cleaned
 
 
 class AliasLines:

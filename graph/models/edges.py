@@ -7,6 +7,7 @@ transaction interval (``invalidated_at``) and appends new rows, so both "what wa
 
 from __future__ import annotations
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -51,6 +52,19 @@ class EdgeType(models.Model):
         max_length=10, choices=WorkflowRole.choices, blank=True, default=""
     )
     description = models.CharField(max_length=300, blank=True, default="")
+    phrases = ArrayField(
+        models.CharField(max_length=100),
+        default=list,
+        blank=True,
+        help_text="Phrases stating this relation from source to target (comma-separated), "
+        "e.g. 'requires, needs'. The local edge extractor matches them in prose.",
+    )
+    inverse_phrases = ArrayField(
+        models.CharField(max_length=100),
+        default=list,
+        blank=True,
+        help_text="Phrases stating it from target to source, e.g. 'is required by'.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -76,6 +90,7 @@ class EdgeSource(models.TextChoices):
     IMPORT = "import"
     MERGE = "merge"
     CORRECTION = "correction"
+    EXTRACTED = "extracted"
 
 
 class Edge(BankOwned):
