@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup migrate demo lint bench stop-db worker schema clean
+.PHONY: run dev test setup migrate demo lint bench load stop-db worker schema clean assets
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,10 +25,18 @@ migrate: setup
 demo: migrate
 	$(PY) manage.py load_demo
 
+# Production serving: gunicorn with uvicorn workers (ASGI), WhiteNoise for static files,
+# DEBUG off, a bounded database pool per process. Settings: docs/readme/serving.md.
 run: demo
 	@$(PY) manage.py ensure_admin
+	@$(PY) manage.py collectstatic --noinput -v 0
 	@echo "Serving Knowledge Bank on http://127.0.0.1:$(PORT)/admin/ (API under /api/v1/, docs at /api/v1/docs/)"
-	$(PY) manage.py runserver --insecure 127.0.0.1:$(PORT)
+	PORT=$(PORT) $(VENV)/bin/gunicorn -c config/gunicorn.conf.py config.asgi:application
+
+# Development: Django's auto-reloading server, DEBUG on, plain-text logs.
+dev: demo
+	@$(PY) manage.py ensure_admin
+	DJANGO_DEBUG=1 KB_LOG_FORMAT=text KB_DB_POOL=1 $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 test: setup
 	@bash scripts/ensure-services
@@ -45,14 +53,25 @@ schema: setup
 	$(PY) manage.py spectacular --file tests/api/openapi-snapshot.yaml --validate
 
 worker: setup
-	$(VENV)/bin/celery -A config worker -l info
+	KB_DB_APPLICATION_NAME=kb-worker $(VENV)/bin/celery -A config worker -l info
 
 bench: setup
 	$(PY) bench/search.py
 	$(PY) bench/fold.py
+
+# 16 agents for 60 s against the server of `make run` (start it first), next to one agent.
+load: setup
+	$(PY) bench/load.py --url http://127.0.0.1:$(PORT)
 
 stop-db: setup
 	$(PY) -c "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings'); from config.pgembedded.server import stop_server; print('stopped' if stop_server() else 'not running')"
 
 clean: stop-db
 	rm -rf .pgdata .run
+
+# The explorer's JavaScript: npm packages pinned in explorer/frontend/package-lock.json, bundled
+# by esbuild; the bundle is committed in explorer/static/explorer/ so running needs no npm.
+assets:
+	cd explorer/frontend && npm ci --no-audit --no-fund && npm run build
+	mkdir -p explorer/static/explorer
+	cp explorer/frontend/dist/explorer.js explorer/frontend/dist/explorer.js.LEGAL.txt explorer/static/explorer/

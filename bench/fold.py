@@ -1,27 +1,32 @@
-"""Fold benchmark: what folding costs on top of a flat query, measured in the same run.
+"""Fold benchmark: what folding costs on top of a flat query, before and after in one run.
 
-Reuses the banks of ``bench/search.py`` (10k and 100k entries with random unit vectors; loaded
-if missing) and gives each about three current edges per entry (random ends, core relation
-types, 40% with notes), loaded with COPY: a benchmark bank needs no audit rows. Then for each
-query (a random unit vector, so no model in the loop) it runs the query service with
-``fold: false`` and ``fold: true`` alternately, without usage bumps or logging, and prints
-p50/p95 of both, the per-query overhead and the ratio.
+Reuses the 100k bank of ``bench/search.py`` (random unit vectors; loaded with COPY if missing,
+no index needed here) and gives it about three current edges per entry (random ends, core
+relation types, 40% with notes), plus two hubs of 1,000 and 20,000 edges. For each query
+vector the flat pool is computed once (exact search), then the query service runs on that
+fixed pool with ``fold: false`` and ``fold: true`` alternately, so the difference is the fold
+alone: its two statements and the Python around them. "before" is the query and fold modules
+of git ``--before`` (default ``HEAD``: the last commit) loaded side by side; "after" is the
+working tree. A hub run puts the hub at rank 1 of the pool.
 
-    .venv/bin/python bench/fold.py [--sizes 10000,100000] [--queries 200] [--edges-per-entry 3]
+    .venv/bin/python bench/fold.py [--size 100000] [--queries 150] [--before HEAD]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 RELATIONS = [
@@ -34,49 +39,95 @@ RELATIONS = [
     "derived_from",
     "requires",
 ]
+NOTE = "Read this before relying on the other entry's numbers."
 
 
-def load_edges(cursor, bank, per_entry: float, rng: np.random.Generator) -> float | None:
-    """Give ``bank`` about ``per_entry`` current edges per entry (reused when present)."""
+def copy_edges(cursor, bank, pairs, rng) -> None:
     from django.utils import timezone
 
-    cursor.execute("SELECT id FROM kb_entry WHERE bank_id = %s ORDER BY id", [bank.pk])
-    ids = np.array([row[0] for row in cursor.fetchall()])
-    want = int(len(ids) * per_entry)
-    cursor.execute("SELECT count(*) FROM graph_edge WHERE bank_id = %s", [bank.pk])
-    if cursor.fetchone()[0] >= want * 0.95:
-        return None
-    cursor.execute("DELETE FROM graph_edge WHERE bank_id = %s", [bank.pk])
     cursor.execute("SELECT name, id FROM graph_edgetype WHERE bank_id IS NULL")
     type_ids = dict(cursor.fetchall())
     relations = np.array([type_ids[r] for r in RELATIONS])
-    src = rng.choice(ids, want)
-    dst = rng.choice(ids, want)
-    typ = rng.choice(relations, want)
-    seen, rows = set(), []
     now = timezone.now()
-    for s, d, t in zip(src.tolist(), dst.tolist(), typ.tolist(), strict=True):
+    seen, rows = set(), []
+    for s, d in pairs:
+        t = int(rng.choice(relations))
         if s == d or (s, d, t) in seen:
             continue
         seen.add((s, d, t))
-        note = (
-            "Read this before relying on the other entry's numbers." if rng.random() < 0.4 else ""
-        )
-        rows.append((bank.pk, s, d, t, "", note, "{}", "import", "bench", now))
-    started = time.perf_counter()
-    columns = "bank_id, from_entry_id, to_entry_id, type_id, label, note, evidence, source, actor, recorded_at"
-    with cursor.copy(f"COPY graph_edge ({columns}, invalidated_reason) FROM STDIN") as copy:
+        note = NOTE if rng.random() < 0.4 else ""
+        rows.append((bank.pk, s, d, t, "", note, "{}", "import", "bench", now, ""))
+    columns = (
+        "bank_id, from_entry_id, to_entry_id, type_id, label, note, evidence, source, actor,"
+        " recorded_at, invalidated_reason"
+    )
+    with cursor.copy(f"COPY graph_edge ({columns}) FROM STDIN") as copy:
         for row in rows:
-            copy.write_row((*row, ""))
+            copy.write_row(row)
+
+
+def load_edges(cursor, bank, per_entry: float, rng) -> tuple[int, int, float | None]:
+    """About ``per_entry`` edges per entry, plus hubs of 1k and 20k edges (reused if present)."""
+    cursor.execute("SELECT id FROM kb_entry WHERE bank_id = %s ORDER BY id", [bank.pk])
+    ids = np.array([row[0] for row in cursor.fetchall()])
+    hub1k, hub20k = int(ids[11]), int(ids[22])
+    want = int(len(ids) * per_entry) + 21_000
+    cursor.execute("SELECT count(*) FROM graph_edge WHERE bank_id = %s", [bank.pk])
+    if cursor.fetchone()[0] >= want * 0.95:
+        return hub1k, hub20k, None
+    started = time.perf_counter()
+    cursor.execute("DELETE FROM graph_edge WHERE bank_id = %s", [bank.pk])
+    n = want - 21_000
+    pairs = list(zip(rng.choice(ids, n).tolist(), rng.choice(ids, n).tolist(), strict=True))
+    for hub, degree in ((hub1k, 1000), (hub20k, 20_000)):
+        others = rng.choice(ids, degree, replace=False).tolist()
+        half = degree // 2
+        pairs += [(hub, o) for o in others[:half]] + [(o, hub) for o in others[half:]]
+    copy_edges(cursor, bank, pairs, rng)
     cursor.execute("ANALYZE graph_edge")
-    return time.perf_counter() - started
+    return hub1k, hub20k, time.perf_counter() - started
+
+
+def legacy_modules(rev: str):
+    """graph.services.fold and .query as they were at ``rev``, as separate modules."""
+
+    def load(path: str, name: str, replace: dict[str, str]) -> types.ModuleType:
+        for where in (path, path.replace("graph/services/", "graph/retrieval/")):
+            shown = subprocess.run(
+                ["git", "-C", str(ROOT), "show", f"{rev}:{where}"], capture_output=True, text=True
+            )
+            if shown.returncode == 0:
+                break
+        source = shown.stdout
+        for a, b in replace.items():
+            source = source.replace(a, b)
+        module = types.ModuleType(name)
+        sys.modules[name] = module
+        exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)
+        return module
+
+    load("graph/services/fold.py", "legacy_fold", {})
+    query = load(
+        "graph/services/query.py",
+        "legacy_query",
+        {
+            "from graph.services.fold ": "from legacy_fold ",
+            "from graph.retrieval.fold ": "from legacy_fold ",
+        },
+    )
+    return query
+
+
+def percentile(values, q):
+    return float(np.percentile(np.array(values) * 1000, q))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000")
-    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--edges-per-entry", type=float, default=3.0)
+    parser.add_argument("--before", default="HEAD")
     parser.add_argument("--bank-prefix", default="bench-search")
     args = parser.parse_args()
 
@@ -85,58 +136,88 @@ def main() -> None:
 
     django.setup()
     import search as search_bench
-    from django.db import connection
+    from django.db import connection, transaction
+    from pgvector.psycopg import register_vector
 
-    from graph.retrieval.query import QueryParams, run_query
+    from graph.retrieval import query as new_query
+    from kb.models import Bank, EntryKind
+    from kb.services.search import rank_candidates
 
     rng = np.random.default_rng(42)
-    sizes = [int(s) for s in args.sizes.split(",")]
-    rows = []
+    connection.ensure_connection()
+    register_vector(connection.connection)
+    kind_id = EntryKind.objects.get(bank=None, name="fact").pk
+    n = args.size
+    bank = Bank.objects.get_or_create(
+        slug=f"{args.bank_prefix}-{n}", defaults={"name": f"Search benchmark, {n:,} entries"}
+    )[0]
+    old_query = legacy_modules(args.before)
     with connection.cursor() as cursor:
-        banks, _, _ = search_bench.prepare(cursor, sizes, args.bank_prefix, rng)
-        for n in sizes:
-            seconds = load_edges(cursor, banks[n], args.edges_per_entry, rng)
-            if seconds is not None:
-                print(f"loaded edges for {banks[n].slug} in {seconds:.1f}s", flush=True)
-            cursor.execute("SELECT count(*) FROM graph_edge WHERE bank_id = %s", [banks[n].pk])
-            edges = cursor.fetchone()[0]
-            flat, fold, overhead = [], [], []
-            for i in range(args.queries + 10):
-                vector = search_bench.unit_vectors(rng, 1)[0].tolist()
-                timings = {}
-                for mode in (False, True) if i % 2 else (True, False):
-                    started = time.perf_counter()
-                    body = run_query(
-                        banks[n], QueryParams("bench", fold=mode), record=False, query_vector=vector
-                    )
-                    timings[mode] = time.perf_counter() - started
-                    if mode:
-                        last_stats = body["stats"]
-                if i >= 10:  # warm-up
-                    flat.append(timings[False])
-                    fold.append(timings[True])
-                    overhead.append(timings[True] - timings[False])
-            rows.append(
-                (
-                    n,
-                    edges,
-                    search_bench.stats(flat),
-                    search_bench.stats(fold),
-                    search_bench.stats(overhead),
-                    last_stats,
-                )
-            )
-    print(f"\nMachine: {search_bench.machine()}\n")
+        cursor.execute("SELECT count(*) FROM kb_entryembedding WHERE bank_id = %s", [bank.pk])
+        if cursor.fetchone()[0] != n:
+            print(f"loading {bank.slug}…", flush=True)
+            with transaction.atomic():
+                search_bench.load_bank(cursor, bank, n, kind_id, rng)
+            cursor.execute("VACUUM ANALYZE kb_entry, kb_entryembedding")
+        hub1k, hub20k, seconds = load_edges(cursor, bank, args.edges_per_entry, rng)
+        if seconds is not None:
+            print(f"loaded edges in {seconds:.1f}s", flush=True)
+        cursor.execute("SELECT count(*) FROM graph_edge WHERE bank_id = %s", [bank.pk])
+        edges = cursor.fetchone()[0]
+
+    print(f"computing {args.queries} flat pools (exact search)…", flush=True)
+    pools = []
+    for _ in range(args.queries):
+        vector = search_bench.unit_vectors(rng, 1)[0].tolist()
+        pools.append((vector, rank_candidates(bank, "bench", limit=20, query_vector=vector)))
+
+    def fixed(hits):
+        return lambda *a, **k: list(hits)
+
+    rows = []
+    for label, hub in (("no hub", None), ("hub 1k edges", hub1k), ("hub 20k edges", hub20k)):
+        for version, module in (("before", old_query), ("after", new_query)):
+            flat, fold, overhead, last = [], [], [], None
+            for i, (vector, hits) in enumerate(pools):
+                hits = list(hits)
+                if hub is not None:
+                    first = type(hits[0])(hub, hits[0].score + 1, 0.9, 0.9, None, ["vector"], 1)
+                    hits = [first] + [h for h in hits if h.entry_id != hub][:19]
+                saved = module.rank_candidates
+                module.rank_candidates = fixed(hits)
+                try:
+                    timing = {}
+                    for mode in (False, True) if i % 2 else (True, False):
+                        started = time.perf_counter()
+                        body = module.run_query(
+                            bank,
+                            module.QueryParams("bench", fold=mode),
+                            record=False,
+                            query_vector=vector,
+                        )
+                        timing[mode] = time.perf_counter() - started
+                        if mode:
+                            last = body["stats"]
+                finally:
+                    module.rank_candidates = saved
+                if i >= 5:
+                    flat.append(timing[False])
+                    fold.append(timing[True])
+                    overhead.append(timing[True] - timing[False])
+            rows.append((label, version, flat, fold, overhead, last))
+    print(f"\nMachine: {search_bench.machine()} (shared with other engineers' jobs)")
+    print(f"Bank: {n:,} entries, {edges:,} current edges; pool 20, limit 8, neighbors 3\n")
     print(
-        "| entries | edges | flat p50 / p95 (ms) | fold p50 / p95 (ms) | overhead p50 / p95 (ms) | fold ÷ flat (p50) |"
+        "| results include | code | flat p50 / p95 (ms) | fold p50 / p95 (ms) | fold overhead p50 / p95 (ms) |"
     )
-    print("|---|---|---|---|---|---|")
-    for n, edges, f, g, o, _ in rows:
+    print("|---|---|---|---|---|")
+    for label, version, flat, fold, overhead, _ in rows:
         print(
-            f"| {n:,} | {edges:,} | {f['p50']:.2f} / {f['p95']:.2f} | {g['p50']:.2f} / {g['p95']:.2f} "
-            f"| {o['p50']:.2f} / {o['p95']:.2f} | {g['p50'] / f['p50']:.2f}× |"
+            f"| {label} | {version} | {percentile(flat, 50):.2f} / {percentile(flat, 95):.2f} "
+            f"| {percentile(fold, 50):.2f} / {percentile(fold, 95):.2f} "
+            f"| {percentile(overhead, 50):.2f} / {percentile(overhead, 95):.2f} |"
         )
-    print("\nLast fold stats per size:", {n: s for n, *_, s in rows})
+    print("\nLast fold stats (after):", {r[0]: r[5] for r in rows if r[1] == "after"})
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ What it measures, on the configured database (the embedded PostgreSQL unless DAT
 1. Bulk load. Each size N (default 10k and 100k) gets a bank ``<prefix>-<N>`` of N synthetic
    "fact" entries (titles/content from a Zipf-weighted vocabulary, so the lexical arm has
    something to index) and their three 384-d embeddings (random unit vectors). A bank already
-   of the right size is reused. Loading uses COPY with the three HNSW indexes dropped, then
+   of the right size is reused. Loading uses COPY with the bank's own HNSW indexes dropped, then
    rebuilds them (with a live HNSW index every insert is a graph search). The indexes span the
    whole table, every bank: the 10k and 100k banks share them. They are rebuilt on error too.
 2. Search latency of ``rank_candidates`` (limit 8, query vector given: no model in the loop),
@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DIM = 384
-HNSW = dict(emb_content_hnsw="content", emb_useful_hnsw="useful_for", emb_context_hnsw="context")
+
 SYSTEMS = ["billing", "search", "auth", "ingest", "web", "reports", "payments", "crm"]
 COMMON = """
 database index query cache latency deploy release rollback migration schema customer invoice
@@ -129,22 +129,19 @@ def load_bank(cursor, bank, n: int, kind_id: int, rng: np.random.Generator) -> d
     return {"entries": entries_s, "embeddings": time.perf_counter() - started}
 
 
-def ensure_indexes(cursor) -> float | None:
-    """Create the missing HNSW indexes as kb/migrations/0002_initial.py does; seconds, or None."""
-    cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'kb_entryembedding'")
-    present = {row[0] for row in cursor.fetchall()}
-    if present >= set(HNSW):
-        return None
+def ensure_indexes(cursor, banks=()) -> float | None:
+    """Give each bank past the threshold its own HNSW indexes (kb.services.vector_index, as the
+    job does); seconds, or None when nothing was built. Smaller banks are scanned exactly."""
+    from kb.services.vector_index import ensure_bank_vector_indexes
+
     cursor.execute("SET maintenance_work_mem = '1GB'")
-    started = time.perf_counter()
-    for name in (name for name in HNSW if name not in present):
-        cursor.execute(
-            f"CREATE INDEX IF NOT EXISTS {name} ON kb_entryembedding"
-            f" USING hnsw ({HNSW[name]} vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-        )
-        print(f"  built {name} ({time.perf_counter() - started:.1f}s so far)", flush=True)
+    started, built = time.perf_counter(), []
+    for bank in banks:
+        built += ensure_bank_vector_indexes(bank, concurrently=False).created
+        if built:
+            print(f"  built {built} ({time.perf_counter() - started:.1f}s so far)", flush=True)
     cursor.execute("RESET maintenance_work_mem")
-    return time.perf_counter() - started
+    return time.perf_counter() - started if built else None
 
 
 def bench_search(cursor, bank, queries: int, rng: np.random.Generator) -> dict:
@@ -230,8 +227,10 @@ def prepare(cursor, sizes: list[int], prefix: str, rng: np.random.Generator):
         )
         todo += [n] if cursor.fetchone() != (n, n) else []
     try:
-        for name in HNSW if todo else ():
-            cursor.execute(f"DROP INDEX IF EXISTS {name}")
+        from kb.services.vector_index import drop_bank_vector_indexes
+
+        for n in todo:
+            drop_bank_vector_indexes(banks[n].pk)
         for n in todo:
             print(f"loading {banks[n].slug} ({n:,} entries)…", flush=True)
             with transaction.atomic():
@@ -239,7 +238,7 @@ def prepare(cursor, sizes: list[int], prefix: str, rng: np.random.Generator):
             print("  entries {entries:.1f}s, embeddings {embeddings:.1f}s".format(**loads[n]))
     finally:
         print("ensuring the HNSW indexes exist…", flush=True)
-        build_s = ensure_indexes(cursor)
+        build_s = ensure_indexes(cursor, list(banks.values()))
     if todo:
         vacuum_s = timed(cursor.execute, "VACUUM (ANALYZE) kb_entry, kb_entryembedding")
         print(f"  VACUUM ANALYZE {vacuum_s:.1f}s", flush=True)

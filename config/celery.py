@@ -9,3 +9,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("knowledge_bank")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+from config.serving.metrics import connect_task_signals  # noqa: E402
+
+connect_task_signals()

@@ -8,6 +8,7 @@ class GraphConfig(AppConfig):
 
     def ready(self) -> None:
         # kb never imports graph; graph plugs its parts into kb's extension points here.
+        from graph.analytics import layout_store
         from graph.api.render import add_edges_and_aliases
         from graph.api.traverse_views import entry_as_of_response
         from graph.curation.delete import delete_entry
@@ -20,3 +21,4 @@ class GraphConfig(AppConfig):
         extensions.registry.register(extensions.ENTRY_AS_OF, entry_as_of_response)
         extensions.registry.add_detail_extension(add_edges_and_aliases)
         lines.register()
+        layout_store.connect_signals()

@@ -58,3 +58,4 @@ def propose_merges_task(bank_id: int, limit: int = 200) -> dict:
 
 
 from graph.analytics import tasks as analytics_tasks  # noqa: E402,F401  (autodiscovery only loads tasks.py)
+from graph.ingest.extract import jobs as _extraction_jobs  # noqa: E402,F401  (its Celery task)

@@ -26,6 +26,7 @@ from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from kb import audit
+from kb.errors import KbError
 from kb.models import (
     AgentToken,
     Bank,
@@ -33,7 +34,6 @@ from kb.models import (
     EntryKind,
     Job,
     Operation,
-    OperationKind,
     Scope,
 )
 from kb.services import entries as entry_service
@@ -144,7 +144,12 @@ class VerifiedFilter(admin.SimpleListFilter):
 
 
 class EntryAdminForm(forms.ModelForm):
-    """Cross-field checks the database would otherwise reject with an IntegrityError."""
+    """The entry form: its values become the REST payload and are checked by the entry
+    service (:func:`kb.services.entries.clean_entry_data`), not by rules of its own. The
+    checked values are written by ``create_entry`` / ``update_entry`` in ``save_model``."""
+
+    # Form field -> payload field of the service's errors.
+    ERROR_FIELDS = {"anchors": "anchor_files", "lifetime": None}
 
     class Meta:
         model = Entry
@@ -155,60 +160,74 @@ class EntryAdminForm(forms.ModelForm):
             return self.instance.bank
         return self.cleaned_data.get("bank")
 
+    def payload(self) -> dict:
+        """The cleaned form as the REST body of ``POST``/``PATCH .../entries``."""
+        data = self.cleaned_data
+        lifetime = {}
+        if data.get("durable"):
+            lifetime["durable"] = True
+        if data.get("expires_at"):
+            lifetime["expires_at"] = data["expires_at"].isoformat()
+        if data.get("resolved_by") is not None:
+            lifetime["resolved_by"] = data["resolved_by"].short_id
+        payload = {
+            "title": data.get("title"),
+            "key": data.get("key") or None,
+            "summary": data.get("summary") or "",
+            "content": data.get("content") or "",
+            "useful_for": data.get("useful_for") or "",
+            "kind": data["kind"].name if data.get("kind") is not None else None,
+            "systems": list(data.get("systems") or []),
+            "tasks": list(data.get("tasks") or []),
+            "steps": data.get("steps"),
+            "metadata": data.get("metadata") or {},
+            "anchors": {
+                "files": list(data.get("anchor_files") or []),
+                "symbols": list(data.get("anchor_symbols") or []),
+            },
+            "lifetime": lifetime,
+        }
+        return {k: v for k, v in payload.items() if k in self._payload_fields()}
+
+    def _payload_fields(self) -> set[str]:
+        names = set(self.fields)
+        out = {f for f in entry_service.EDITABLE_FIELDS if f in names}
+        if names & {"anchor_files", "anchor_symbols"}:
+            out.add("anchors")
+        if names & {"durable", "expires_at", "resolved_by"}:
+            out.add("lifetime")
+        return out
+
     def clean(self):
         data = super().clean()
         bank = self._bank()
-        kind = data.get("kind")
-        if bank is not None and kind is not None and kind.bank_id not in (None, bank.pk):
-            self.add_error("kind", f"Kind {kind} belongs to another bank.")
-
-        resolved_by = data.get("resolved_by")
-        if resolved_by is not None:
-            if bank is not None and resolved_by.bank_id != bank.pk:
-                self.add_error("resolved_by", "Must be an entry of the same bank.")
-            elif self.instance.pk is not None and resolved_by.pk == self.instance.pk:
-                self.add_error("resolved_by", "An entry cannot be resolved by itself.")
-
-        if {"durable", "expires_at", "resolved_by"} <= set(self.fields):
-            durable = data.get("durable")
-            set_count = sum(
-                [bool(durable), data.get("expires_at") is not None, resolved_by is not None]
+        if bank is None or self.errors:
+            return data
+        if data.get("kind") is not None and data["kind"].bank_id not in (None, bank.pk):
+            # The service looks kinds up by name in this bank; a foreign kind is not one.
+            self.add_error("kind", f"Kind {data['kind']} belongs to another bank.")
+            return data
+        try:
+            self.service_data = entry_service.clean_entry_data(
+                bank, self.payload(), allowed=entry_service.EDITABLE_FIELDS
             )
-            if set_count != 1:
-                raise ValidationError(
-                    "Lifetime: choose exactly one of durable, expires at, resolved by "
-                    "(untick durable to set a date or a resolving entry)."
-                )
-
-        key = data.get("key")
-        if key == "":
-            data["key"] = key = None
-        if key and bank is not None:
-            clash = Entry.objects.filter(bank=bank, key=key).exclude(pk=self.instance.pk)
-            if clash.exists():
-                self.add_error("key", f"Another entry of bank {bank} already has this key.")
+            entry_service.check_entry_values(bank, self.service_data, self.instance.pk)
+        except KbError as exc:
+            for name, message in (exc.fields or {}).items():
+                target = self.ERROR_FIELDS.get(name, name)
+                self.add_error(target if target in self.fields else None, message)
+            if not exc.fields:
+                self.add_error(None, exc.message)
         return data
 
-
-def _is_revert(request) -> bool:
-    match = getattr(request, "resolver_match", None)
-    return bool(match and (match.url_name or "").endswith("_simple_history"))
-
-
-# Columns an admin edit never writes: identity, clocks owned by verify/usage, merge bookkeeping.
-# On change they are copied from the locked current row, so a stale form (or a revert to an old
-# version) cannot move verified_at or lose usage counted meanwhile.
-PRESERVED_ON_CHANGE = (
-    "bank_id",
-    "short_id",
-    "created_at",
-    "created_by",
-    "verified_at",
-    "verified_by",
-    "usage_count",
-    "last_used_at",
-    "merged_into_id",
-)
+    def changes(self) -> dict:
+        """The checked values that differ from the stored entry (for ``update_entry``)."""
+        current = Entry.objects.get(pk=self.instance.pk)  # the form has set self.instance
+        return {
+            name: value
+            for name, value in self.service_data.items()
+            if getattr(current, name, None) != value
+        }
 
 
 @admin.register(Entry)
@@ -279,8 +298,13 @@ class EntryAdmin(SimpleHistoryAdmin):
             },
         ),
     )
+    # Status and its bookkeeping change only through their services (retire, restore, merge,
+    # delete with bridging), never as form fields.
     readonly_fields = (
         "short_id",
+        "status",
+        "retired_reason",
+        "retired_evidence",
         "created_at",
         "created_by",
         "updated_at",
@@ -292,61 +316,32 @@ class EntryAdmin(SimpleHistoryAdmin):
         "merged_into",
     )
 
+    def has_delete_permission(self, request, obj=None):
+        # Deleting an entry bridges its edges (the graph app's delete page); kb alone keeps
+        # entries (retire them instead).
+        return False
+
     def get_readonly_fields(self, request, obj=None):
         fields = tuple(super().get_readonly_fields(request, obj))
         # An entry never moves between banks: its kind, links and history are bank-scoped.
         return fields + ("bank",) if obj is not None else fields
 
     def save_model(self, request, obj, form, change):
-        revert = change and _is_revert(request)
-        if revert:
-            kind = OperationKind.REVERT
-            version = (
-                request.resolver_match.args[1] if len(request.resolver_match.args) > 1 else "?"
+        """Through the entry service, as REST does: ``create_entry`` or ``update_entry``."""
+        if change:
+            changes = form.changes()
+            entry = (
+                entry_service.update_entry(obj.bank, obj, changes, reason="admin edit")
+                if changes
+                else Entry.objects.get(pk=obj.pk)
             )
-            reason = f"admin revert to version {version}"
         else:
-            kind = OperationKind.UPDATE if change else OperationKind.CREATE
-            reason = "admin edit"
-        details = {"entry": obj.short_id, "fields": list(form.changed_data)} if change else {}
-        with audit.operation(obj.bank, kind, reason=reason, **details) as op:
-            now = timezone.now()
-            if change:
-                current = Entry.objects.select_for_update().get(pk=obj.pk)
-                for name in PRESERVED_ON_CHANGE:
-                    setattr(obj, name, getattr(current, name))
-                obj.status_changed_at = (
-                    now if obj.status != current.status else current.status_changed_at
-                )
-                obj.updated_at = now
-            else:
-                obj.short_id = entry_service.unique_short_id(obj.bank)
-                obj.created_by = op.actor
-                obj.created_at = obj.updated_at = obj.status_changed_at = now
-            super().save_model(request, obj, form, change)
-            if not change:
-                op.details = {"entry": obj.short_id}
-                op.save(update_fields=["details"])
-            entry_service.schedule_embedding([obj.pk])
-
-    def delete_model(self, request, obj):
-        with audit.operation(
-            obj.bank, OperationKind.DELETE, reason="admin delete", entry=obj.short_id
-        ):
-            super().delete_model(request, obj)
-
-    def delete_queryset(self, request, queryset):
-        by_bank: dict[int, list[Entry]] = {}
-        for entry in queryset.select_related("bank"):
-            by_bank.setdefault(entry.bank_id, []).append(entry)
-        for group in by_bank.values():
-            bank = group[0].bank
-            short_ids = [e.short_id for e in group]
-            with audit.operation(
-                bank, OperationKind.DELETE, reason="admin delete", entries=short_ids
-            ):
-                for entry in group:
-                    entry.delete()
+            entry = entry_service.create_entry(form.cleaned_data["bank"], form.service_data)
+        # The admin keeps working with ``obj``: make it the row the service wrote.
+        for field in Entry._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(entry, field.attname))
+        obj._state.adding = False
+        obj._state.db = entry._state.db
 
     @admin.action(description="Mark verified", permissions=["change"])
     def mark_verified(self, request, queryset):
@@ -575,3 +570,7 @@ class JobAdmin(ReadOnlyAdmin):
             if obj.progress_total
             else str(obj.progress_done)
         )
+
+
+import kb.admin_claims  # noqa: E402,F401  (claims admin lives in its own module)
+import kb.admin_tokens  # noqa: E402,F401  (token lifecycle: expiry, state, revoke)

@@ -10,7 +10,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
 DEFAULT_DIMENSION_WEIGHTS = {"content": 0.5, "useful_for": 0.3, "context": 0.2}
@@ -81,6 +81,10 @@ class EntryKind(models.Model):
     container = models.BooleanField(default=False, help_text="Groups other entries (downranked).")
     structural = models.BooleanField(
         default=False, help_text="Names a part of the system (weight 0)."
+    )
+    entity = models.BooleanField(
+        default=False,
+        help_text="Names a thing (service, team, person, system): bare-name resolution prefers it.",
     )
     description = models.CharField(max_length=300, blank=True)
 
@@ -244,29 +248,9 @@ class EntryEmbedding(models.Model):
     computed_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        indexes = [
-            HnswIndex(
-                name="emb_content_hnsw",
-                fields=["content"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
-            HnswIndex(
-                name="emb_useful_hnsw",
-                fields=["useful_for"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
-            HnswIndex(
-                name="emb_context_hnsw",
-                fields=["context"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
-        ]
+        # No HNSW index spans the banks: each large bank gets partial HNSW indexes of its own
+        # (kb.services.vector_index, built by a job), smaller banks are scanned exactly.
+        indexes: list = []
 
 
 class OperationKind(models.TextChoices):
@@ -279,12 +263,15 @@ class OperationKind(models.TextChoices):
     UNLINK = "unlink"
     RETYPE = "retype"
     INVALIDATE = "invalidate"
+    RENOTE = "renote"
     MERGE = "merge"
     SPLIT = "split"
     DELETE = "delete"
     IMPORT = "import"
     BACKFILL = "backfill"
     REVERT = "revert"
+    CLAIM = "claim"
+    RELEASE = "release"
 
 
 class Operation(BankOwned):
@@ -325,6 +312,9 @@ class AgentToken(models.Model):
     created_by = models.CharField(max_length=200, blank=True, default="")
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="The token stops working at this time (empty: never)."
+    )
 
     class Meta:
         ordering = ["name"]
@@ -354,6 +344,8 @@ class Job(BankOwned):
     payload = models.TextField(blank=True, default="")
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    # Deliveries that started the job: more than one means a worker was lost mid-run.
+    attempts = models.PositiveIntegerField(default=0)
     result = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -365,3 +357,7 @@ class Job(BankOwned):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.public_id} ({self.status})"
+
+
+from kb.models_claims import *  # noqa: E402,F401,F403
+from kb.models_tokens import *  # noqa: E402,F401,F403

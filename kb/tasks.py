@@ -9,11 +9,23 @@ from kb import audit
 
 @shared_task(name="kb.embed_entries", acks_late=True)
 def embed_entries_task(entry_ids: list[int], job_id: int | None = None) -> int:
-    """Compute missing or stale vectors for the given entries (no-op when up to date), in
-    batches; with ``job_id``, the job records progress and the result."""
-    from kb.services.embedding import run_embedding_job
+    """Compute missing or stale vectors for the given entries (no-op when up to date).
 
-    return run_embedding_job(entry_ids, job_id)
+    Works in batches of ``KB_EMBED_BATCH_SIZE``, each stored by one statement: a worker lost
+    mid-task leaves whole batches done and none half-written, and the redelivered task skips
+    what is done (the stored source hash matches) and finishes the rest. With ``job_id``, the
+    job records progress and the result. Banks that passed the size threshold get their own
+    vector indexes queued."""
+    from kb.models import Entry
+    from kb.services.embedding import run_embedding_job
+    from kb.services.vector_index import banks_needing_indexes
+
+    ids = sorted(set(entry_ids))
+    stored = run_embedding_job(ids, job_id)
+    bank_ids = set(Entry.objects.filter(pk__in=ids).values_list("bank_id", flat=True).distinct())
+    for bank_id in banks_needing_indexes(bank_ids):
+        ensure_bank_vector_indexes_task.delay(bank_id)
+    return stored
 
 
 @shared_task(name="kb.run_import_job", acks_late=True)
@@ -23,3 +35,17 @@ def run_import_job(job_id: int) -> str:
 
     with audit.acting_as("celery:import"):
         return run(job_id)
+
+
+@shared_task(name="kb.ensure_bank_vector_indexes", acks_late=True)
+def ensure_bank_vector_indexes_task(bank_id: int) -> list[str]:
+    """Give a bank past the threshold its own HNSW indexes (idempotent; CONCURRENTLY)."""
+    from django.db import connection
+
+    from kb.models import Bank
+    from kb.services.vector_index import ensure_bank_vector_indexes
+
+    bank = Bank.objects.filter(pk=bank_id).first()
+    if bank is None:
+        return []
+    return ensure_bank_vector_indexes(bank, concurrently=not connection.in_atomic_block).created

@@ -16,3 +16,9 @@ class WorkflowsConfig(AppConfig):
 
         post_save.connect(edge_saved, sender=Edge, dispatch_uid="workflows.edge_saved")
         post_save.connect(entry_saved, sender=Entry, dispatch_uid="workflows.entry_saved")
+
+        # The context bundle (graph) shows open findings that name its entries.
+        from graph.retrieval.context import register_finding_provider
+        from workflows.services.context_findings import open_findings_naming
+
+        register_finding_provider(open_findings_naming)

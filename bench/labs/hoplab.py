@@ -4,6 +4,11 @@ proof token) and is one edge from A, with a note that says how B pertains and ne
 says. Only tasks where B is NOT in the flat top-8 count. The lab reports how often B is
 reachable in the fold payload, and fails on a leak: the proof token in any note or in A.
 Tangential entries linked with "background only" notes are reported separately.
+
+Crowded mode (issue 15) gives every A ``crowd`` more noted edges to unrelated entries (other
+codenames' facts from other corners of an organisation), a share of them of the same relation
+and direction as the A–B edge, written before or after the A–B edge: a result whose noted edges
+outnumber the neighbour slots must still hand over the hop the query needs.
 """
 
 from __future__ import annotations
@@ -105,6 +110,46 @@ DISTRACTOR_SHAPES = [
 ]
 
 
+# Crowded mode: unrelated facts (other codenames, other concerns) and notes that say how an
+# entry pertains without naming the task; the same-relation share uses ``clarifies`` in, as B.
+CROWD_TOPICS = [
+    "office badge renewal dates for the {code} team",
+    "cost centre mapping of the {code} budget line",
+    "colour scheme of the {code} status dashboard",
+    "licence renewal calendar for the {code} vendor tools",
+    "seating plan of the {code} squad after the move",
+    "glossary of acronyms the {code} group uses in meetings",
+    "quarterly offsite agenda of the {code} team",
+    "expense policy exceptions granted to {code} contractors",
+    "translation memory for the {code} marketing copy",
+    "printer toner ordering for the {code} floor",
+    "holiday rota of the {code} support desk",
+    "naming conventions of the {code} slide templates",
+]
+CROWD_NOTES = [
+    "Read before planning the change: it says who may be away that week.",
+    "Explains a term that appears in the change ticket template.",
+    "Background on the team that owns one of the dashboards mentioned here.",
+    "Says which budget line pays for the time spent on this.",
+    "Worth a look if an approver asks where a cost should be booked.",
+    "Names the people who sit next to the operators of this recipe.",
+    "Context for the meeting where this recipe was last discussed.",
+    "Explains why one of the screenshots here uses different colours.",
+]
+CROWD_OTHER_RELATIONS = [("see_also", "out"), ("cites", "out"), ("requires", "out")]
+
+
+@dataclass(frozen=True)
+class Crowd:
+    """How crowded A's neighbourhood is: ``per_a`` extra noted edges, ``same_share`` of them
+    ``clarifies`` into A like the A–B edge (the rest see_also / cites / requires out of A),
+    written ``order`` = "before" or "after" the A–B edge."""
+
+    per_a: int = 0
+    same_share: float = 0.5
+    order: str = "before"
+
+
 @dataclass
 class HopTask:
     query: str
@@ -124,6 +169,8 @@ class HopLabReport:
     b_as_result: int = 0
     tangent_in_fold: int = 0
     tangent_notes_marked: int = 0
+    flat_entries_lost: int = 0
+    crowd: Crowd = field(default_factory=Crowd)
     leaks: list[str] = field(default_factory=list)
 
     def summary(self) -> dict:
@@ -144,12 +191,39 @@ class HopLabReport:
             )
             if self.tangent_in_fold
             else 0.0,
+            "flat_top8_entries_lost": self.flat_entries_lost,
+            "crowd_edges_per_a": self.crowd.per_a,
+            "crowd_same_relation_share": self.crowd.same_share,
+            "crowd_written": self.crowd.order if self.crowd.per_a else "-",
             "leaks": len(self.leaks),
         }
 
 
-def build_tasks(bank: Bank, count: int, seed: int = 7) -> list[HopTask]:
+def _crowd_edges(bank: Bank, a: Entry, i: int, crowd: Crowd, rng: random.Random, make) -> None:
+    same = round(crowd.per_a * crowd.same_share)
+    for j in range(crowd.per_a):
+        code = f"{CODENAMES[(i * 7 + j * 3 + 5) % len(CODENAMES)]}-{1000 + i * 50 + j}"
+        topic = CROWD_TOPICS[(i + j) % len(CROWD_TOPICS)].format(code=code)
+        other = make(
+            topic[0].upper() + topic[1:],
+            f"Reference note on the {topic}; kept for the people who ask about it.",
+        )
+        relation, direction = ("clarifies", "in") if j < same else rng.choice(CROWD_OTHER_RELATIONS)
+        ends = (other, a) if direction == "in" else (a, other)
+        link(
+            bank,
+            {
+                "from": ends[0].short_id,
+                "to": ends[1].short_id,
+                "relation": relation,
+                "note": CROWD_NOTES[(i + j) % len(CROWD_NOTES)],
+            },
+        )
+
+
+def build_tasks(bank: Bank, count: int, seed: int = 7, crowd: Crowd | None = None) -> list[HopTask]:
     """Write ``count`` synthetic tasks (A, B, a tangent and distractors) into ``bank``."""
+    crowd = crowd or Crowd()
     rng = random.Random(seed)
     tasks = []
     with audit.acting_as("hop_lab"), transaction.atomic():
@@ -192,6 +266,8 @@ def build_tasks(bank: Bank, count: int, seed: int = 7) -> list[HopTask]:
                     f"Notes about how teams {action} the {system}: timing, approvals, staging differences.",
                     systems=[system],
                 )
+            if crowd.per_a and crowd.order == "before":
+                _crowd_edges(bank, a, i, crowd, rng, make)
             link(
                 bank,
                 {
@@ -210,6 +286,8 @@ def build_tasks(bank: Bank, count: int, seed: int = 7) -> list[HopTask]:
                     "note": "Background only: naming history, not needed to do this task.",
                 },
             )
+            if crowd.per_a and crowd.order == "after":
+                _crowd_edges(bank, a, i, crowd, rng, make)
             tasks.append(HopTask(f"How do I {action} the {system}?", a, b, tangent, token))
     return tasks
 
@@ -227,8 +305,10 @@ def leak_check(bank: Bank, tasks: list[HopTask]) -> list[str]:
     return leaks
 
 
-def run_lab(bank: Bank, tasks: list[HopTask], *, limit: int = 8) -> HopLabReport:
-    report = HopLabReport(built=len(tasks))
+def run_lab(
+    bank: Bank, tasks: list[HopTask], *, limit: int = 8, crowd: Crowd | None = None
+) -> HopLabReport:
+    report = HopLabReport(built=len(tasks), crowd=crowd or Crowd())
     report.leaks = leak_check(bank, tasks)
     for t in tasks:
         vector = embed_query(t.query)
@@ -242,6 +322,7 @@ def run_lab(bank: Bank, tasks: list[HopTask], *, limit: int = 8) -> HopLabReport
             bank, QueryParams(t.query, limit=limit), record=False, query_vector=vector
         )
         results, shown, pointers = payload_ids(folded)
+        report.flat_entries_lost += sum(1 for r in flat["results"] if r["id"] not in shown)
         if t.b.short_id in shown:
             report.b_in_fold += 1
             if t.b.short_id in results:
@@ -258,14 +339,16 @@ def run_lab(bank: Bank, tasks: list[HopTask], *, limit: int = 8) -> HopLabReport
     return report
 
 
-def hop_lab(count: int = 30, *, seed: int = 7, keep: bool = False) -> tuple[HopLabReport, str]:
+def hop_lab(
+    count: int = 30, *, seed: int = 7, keep: bool = False, crowd: Crowd | None = None
+) -> tuple[HopLabReport, str]:
     """Build a scratch bank, run the lab, drop the bank unless ``keep``."""
     slug = f"hop-lab-{secrets.token_hex(3)}"
     bank, _ = ensure_bank(slug, name="Hop lab (scratch)")
     try:
-        tasks = build_tasks(bank, count, seed)
+        tasks = build_tasks(bank, count, seed, crowd)
         embed_entries(Entry.objects.filter(bank=bank))
-        report = run_lab(bank, tasks)
+        report = run_lab(bank, tasks, crowd=crowd)
     except KbError:
         bank.delete()
         raise

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.db import connection
 from django.utils import timezone
 
 from graph.models import QueryLog
@@ -28,6 +29,9 @@ class ReplayReport:
     pointers: int = 0
     pointers_with_note: int = 0
     overhead_ms: list[float] = field(default_factory=list)
+    results_seen: int = 0
+    results_under_pressure: int = 0  # more noted edges than neighbour slots
+    queries_under_pressure: int = 0
 
     def summary(self) -> dict:
         def pct(n: int, d: int) -> float:
@@ -46,6 +50,12 @@ class ReplayReport:
             "note_coverage_pct": pct(self.pointers_with_note, self.pointers),
             "fold_overhead_ms_p50": round(_percentile(overhead, 50), 2),
             "fold_overhead_ms_p95": round(_percentile(overhead, 95), 2),
+            "results_with_neighbor_slot_pressure_pct": pct(
+                self.results_under_pressure, self.results_seen
+            ),
+            "queries_with_neighbor_slot_pressure_pct": pct(
+                self.queries_under_pressure, self.queries
+            ),
         }
 
 
@@ -62,6 +72,25 @@ def payload_ids(body: dict) -> tuple[set[str], set[str], list[dict]]:
     results = {r["id"] for r in body["results"]}
     pointers = [p for r in body["results"] for p in (*r["related"], *r["neighbors"])]
     return results, results | {p["id"] for p in pointers}, pointers
+
+
+def noted_edge_counts(bank: Bank, short_ids: list[str]) -> dict[str, int]:
+    """Current noted edges (either direction) of each entry, in one statement."""
+    if not short_ids:
+        return {}
+    sql = """
+        SELECT e.short_id, count(ed.id)
+          FROM kb_entry e
+          JOIN graph_edge ed ON (ed.from_entry_id = e.id OR ed.to_entry_id = e.id)
+         WHERE e.bank_id = %(bank)s AND e.short_id = ANY(%(ids)s)
+           AND ed.invalidated_at IS NULL AND ed.note <> ''
+           AND (ed.valid_from IS NULL OR ed.valid_from <= now())
+           AND (ed.valid_to IS NULL OR ed.valid_to > now())
+         GROUP BY e.short_id
+    """
+    with connection.cursor() as cur:
+        cur.execute(sql, {"bank": bank.pk, "ids": short_ids})
+        return dict(cur.fetchall())
 
 
 def replay(
@@ -105,6 +134,14 @@ def replay(
         report.pointers += len(pointers)
         report.pointers_with_note += sum(1 for p in pointers if p.get("note"))
         report.overhead_ms.append(min(timings[True]) - min(timings[False]))
+        # Neighbour-slot pressure: results with more noted edges than the request's slots,
+        # where the choice of neighbours (by relevance to the query) decides what is handed over.
+        slots = params.get("neighbors", 3)
+        counts = noted_edge_counts(bank, [r["id"] for r in bodies[True]["results"]])
+        pressured = sum(1 for n in counts.values() if n > slots)
+        report.results_seen += len(bodies[True]["results"])
+        report.results_under_pressure += pressured
+        report.queries_under_pressure += pressured > 0
         if progress:
             progress(i, len(logs))
     return report

@@ -7,9 +7,11 @@ Operation admins with subclasses that add the graph parts.
 
 from graph.admin import (  # noqa: F401  (imported for their registrations)
     aliases,
+    banks,
     communities,
     edges,
     entries,
+    extraction,
     operations,
     proposals,
 )

@@ -14,9 +14,7 @@ from graph.models import (
     Alias,
 )
 from graph.resolution import aliases as alias_service
-from kb import audit
 from kb.errors import KbError
-from kb.models import OperationKind
 
 # --- Aliases ----------------------------------------------------------------------------------
 
@@ -69,21 +67,11 @@ class AliasAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
         """``add_alias`` already wrote it."""
 
     def delete_model(self, request, obj):
-        with audit.operation(
-            obj.bank, OperationKind.UNLINK, reason="admin delete alias", alias=obj.surface
-        ):
-            super().delete_model(request, obj)
+        """Through :func:`graph.resolution.aliases.remove_alias` (one ``unlink`` operation)."""
+        alias_service.remove_alias(obj.bank, obj.entry, obj.surface, reason="admin: alias removed")
 
     def delete_queryset(self, request, queryset):
-        by_bank: dict[int, list[Alias]] = {}
-        for alias in queryset.select_related("bank"):
-            by_bank.setdefault(alias.bank_id, []).append(alias)
-        for group in by_bank.values():
-            with audit.operation(
-                group[0].bank,
-                OperationKind.UNLINK,
-                reason="admin delete alias",
-                aliases=[a.surface for a in group],
-            ):
-                for alias in group:
-                    alias.delete()
+        for alias in queryset.select_related("bank", "entry"):
+            alias_service.remove_alias(
+                alias.bank, alias.entry, alias.surface, reason="admin: alias removed"
+            )

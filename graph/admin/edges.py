@@ -7,11 +7,15 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import Truncator
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -28,10 +32,8 @@ from graph.models import (
     EdgeSource,
     EdgeType,
 )
-from kb import audit
 from kb.admin import KindBankFilter
 from kb.errors import KbError
-from kb.models import OperationKind
 
 # --- Edge types -------------------------------------------------------------------------------
 
@@ -334,6 +336,54 @@ class EdgeAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
 
     # -- unlink
 
+    def get_urls(self):
+        unlink = path(
+            "<path:object_id>/unlink/",
+            self.admin_site.admin_view(self.unlink_view),
+            name="graph_edge_unlink",
+        )
+        return [unlink, *super().get_urls()]
+
+    def unlink_view(self, request, object_id):
+        """Unlink one edge (from its page or an entry's page): a reason, then ``unlink``."""
+        if not self.has_unlink_permission(request):
+            raise PermissionDenied
+        edge = get_object_or_404(
+            Edge.objects.select_related("bank", "type", "from_entry", "to_entry"), pk=object_id
+        )
+        back = request.GET.get("next") or request.POST.get("next") or ""
+        if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+            back = ""
+        back = back or reverse("admin:graph_edge_change", args=[edge.pk])
+        error = ""
+        if request.method == "POST":
+            reason = (request.POST.get("reason") or "").strip()
+            if not reason:
+                error = "Give a reason: it is recorded on the operation."
+            else:
+                try:
+                    edge_service.unlink(edge.bank, edge.pk, reason)
+                except KbError as exc:
+                    error = exc.message
+                else:
+                    self.message_user(
+                        request,
+                        f"Unlinked “{edge.from_entry.title}” —{edge.type.name}→ "
+                        f"“{edge.to_entry.title}”.",
+                        messages.SUCCESS,
+                    )
+                    return HttpResponseRedirect(back)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Unlink an edge",
+            "opts": self.model._meta,
+            "edge": edge,
+            "next": back,
+            "error": error,
+            "reason": request.POST.get("reason", ""),
+        }
+        return TemplateResponse(request, "admin/graph/edge/unlink_one.html", context)
+
     @admin.action(description="Unlink selected edges…", permissions=["unlink"])
     def unlink_selected(self, request, queryset):
         edges = list(queryset.select_related("bank", "type", "from_entry", "to_entry"))
@@ -367,10 +417,7 @@ class EdgeAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
             bank = group[0].bank
             try:
                 # One operation per bank: one reviewable, revertible unit per curator action.
-                with audit.operation(bank, OperationKind.UNLINK, reason=reason) as op:
-                    for edge in group:
-                        edge_service.unlink(bank, edge.pk, reason)
-                    audit.record(op, edges=[e.pk for e in group])
+                edge_service.unlink_many(bank, [e.pk for e in group], reason)
             except KbError as exc:
                 self.message_user(request, f"{bank.slug}: {exc.message}", messages.ERROR)
                 continue

@@ -15,31 +15,32 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.core.exceptions import ValidationError
+from django.contrib.admin.views.autocomplete import AutocompleteJsonView
+from django.contrib.admin.widgets import AutocompleteSelect
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q
 from django.forms.models import BaseInlineFormSet
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
 from graph.admin.common import (
     GONE,
+    NoHistoryRevertMixin,
     _check_type_bank,
-    _entry_label,
     _refuse_gone,
 )
-from graph.admin.merge import preview_merge
-from graph.curation import merge as curation
-from graph.curation.split import split_entry
+from graph.admin.entry_actions import EntryCurationActions
+from graph.curation.timeline import entry_timeline
 from graph.edges import links as edge_service
 from graph.models import (
     Alias,
     Edge,
     EdgeSource,
+    EdgeType,
 )
 from graph.resolution import aliases as alias_service
-from kb import audit
 from kb.admin import EntryAdmin
 from kb.errors import KbError
 from kb.models import Entry
@@ -97,19 +98,11 @@ class NewEdgeForm(forms.ModelForm):
         _refuse_gone(self.parent, other_field)
         _refuse_gone(other, other_field)
         _check_type_bank(etype, self.parent.bank_id)
-        try:
+        try:  # the link service's own checks, so the page shows them before anything is written
             req = edge_service.clean_link(self.parent.bank, self._payload(other))
+            edge_service.check_not_believed(req)
         except KbError as exc:
             raise ValidationError(exc.message) from None
-        if (
-            Edge.objects.filter(from_entry=req.from_entry, to_entry=req.to_entry, type=req.type)
-            .filter(invalidated_at__isnull=True)
-            .exists()
-        ):
-            raise ValidationError(
-                f"The edge {req.from_entry.short_id} -{req.type.name}-> "
-                f"{req.to_entry.short_id} already exists."
-            )
         return data
 
     def write(self, entry: Entry) -> Edge:
@@ -136,20 +129,24 @@ class NewAliasForm(forms.ModelForm):
             norm = alias_service.normalize(surface)
             if not norm:
                 raise ValidationError("An alias needs letters or digits.")
-            clash = (
-                Alias.objects.filter(bank_id=self.parent.bank_id, normalized=norm)
-                .exclude(entry=self.parent)
-                .select_related("entry")
-                .first()
-            )
-            if clash is not None:
-                raise ValidationError(f"This alias already names {_entry_label(clash.entry)}.")
         return surface
 
     def write(self, entry: Entry) -> Alias:
         return alias_service.add_alias(
             entry.bank, entry, self.cleaned_data["surface"], source="staff"
         )
+
+
+class BankScopedAutocomplete(AutocompleteSelect):
+    """An entry picker that searches only the parent entry's bank (``?bank=`` is read by
+    :meth:`GraphEntryAdmin.get_search_results`)."""
+
+    def __init__(self, field, admin_site, bank_id: int, **kwargs):
+        super().__init__(field, admin_site, **kwargs)
+        self.bank_id = bank_id
+
+    def get_url(self):
+        return f"{super().get_url()}?bank={self.bank_id}"
 
 
 class ServiceInline(admin.TabularInline):
@@ -175,9 +172,39 @@ class OutgoingEdgeInline(ServiceInline):
     form = NewEdgeForm
     verbose_name = "outgoing edge"
     verbose_name_plural = "outgoing edges (current)"
-    fields = ("edge_link", "type", "label", "to_entry", "note")
-    readonly_fields = ("edge_link",)
-    autocomplete_fields = ("type", "to_entry")
+    fields = ("edge_link", "type", "label", "to_entry", "note", "unlink_link")
+    readonly_fields = ("edge_link", "unlink_link")
+    other_end = "to_entry"
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        if obj is not None:
+            fields = formset.form.base_fields
+            # Relations: the core vocabulary plus this bank's own; ends: this bank's entries.
+            fields["type"].queryset = EdgeType.objects.filter(
+                Q(bank__isnull=True) | Q(bank_id=obj.bank_id)
+            ).order_by("name")
+            end = fields[self.other_end]
+            end.queryset = Entry.objects.filter(bank_id=obj.bank_id).exclude(status__in=GONE)
+            end.widget = BankScopedAutocomplete(
+                Edge._meta.get_field(self.other_end), self.admin_site, obj.bank_id
+            )
+            type_widget = fields["type"].widget
+            for flag in ("can_add_related", "can_change_related", "can_delete_related"):
+                setattr(type_widget, flag, False)  # relations are edited on their own page
+            type_widget.can_view_related = False
+        return formset
+
+    @admin.display(description="")
+    def unlink_link(self, obj: Edge) -> str:
+        if obj is None or obj.pk is None:
+            return ""
+        url = reverse("admin:graph_edge_unlink", args=[obj.pk])
+        back = reverse(
+            "admin:kb_entry_change",
+            args=[obj.from_entry_id if self.fk_name == "from_entry" else obj.to_entry_id],
+        )
+        return format_html('<a class="button" href="{}?next={}">Unlink…</a>', url, back)
 
     def get_queryset(self, request):
         return (
@@ -200,8 +227,8 @@ class IncomingEdgeInline(OutgoingEdgeInline):
     form = NewIncomingEdgeForm
     verbose_name = "incoming edge"
     verbose_name_plural = "incoming edges (current)"
-    fields = ("edge_link", "from_entry", "type", "label", "note")
-    autocomplete_fields = ("type", "from_entry")
+    fields = ("edge_link", "from_entry", "type", "label", "note", "unlink_link")
+    other_end = "from_entry"
 
 
 class AliasInline(ServiceInline):
@@ -219,11 +246,18 @@ class AliasInline(ServiceInline):
         return f"{obj.created_at:%Y-%m-%d %H:%M} by {obj.actor or '?'}" if obj and obj.pk else ""
 
 
-class GraphEntryAdmin(EntryAdmin):
+class GraphEntryAdmin(EntryCurationActions, NoHistoryRevertMixin, EntryAdmin):
     """kb's Entry admin plus current edges and aliases inline, and the merge action."""
 
     inlines = (OutgoingEdgeInline, IncomingEdgeInline, AliasInline)
-    actions = (*EntryAdmin.actions, "merge_selected", "split_selected")
+    actions = (
+        *EntryAdmin.actions,
+        "retire_selected",
+        "restore_selected",
+        "merge_selected",
+        "split_selected",
+        "delete_bridging",
+    )
 
     def get_inline_instances(self, request, obj=None):
         return super().get_inline_instances(request, obj) if obj is not None else []
@@ -247,147 +281,43 @@ class GraphEntryAdmin(EntryAdmin):
         queryset, distinct = super().get_search_results(request, queryset, search_term)
         if request.GET.get("app_label") == "graph":  # autocomplete for an edge or alias end
             queryset = queryset.exclude(status__in=GONE)
+            bank = request.GET.get("bank", "")
+            if bank.isdigit():  # a picker on an entry's page: that entry's bank only
+                queryset = queryset.filter(bank_id=int(bank))
+            queryset = queryset.select_related("kind")
         return queryset, distinct
 
-    @admin.action(description="Merge selected into …", permissions=["change"])
-    def merge_selected(self, request, queryset):
-        entries = list(queryset.select_related("bank", "kind").order_by("pk"))
-        if len(entries) != 2:
-            self.message_user(request, "Select exactly two entries to merge.", messages.WARNING)
-            return None
-        first, second = entries
-        if first.bank_id != second.bank_id:
-            self.message_user(request, "Entries of different banks never merge.", messages.ERROR)
-            return None
-        gone = [e for e in entries if e.status in GONE]
-        if gone:
-            self.message_user(
-                request,
-                f"{gone[0].short_id} is already {gone[0].status}; it cannot be merged.",
-                messages.ERROR,
-            )
-            return None
-        chosen = request.POST.get("preview_keep") or request.POST.get("keep")
-        keep = second if chosen == str(second.pk) else first
-        away = first if keep is second else second
-        error = ""
-        if request.POST.get("confirm") == "yes" and not request.POST.get("preview_keep"):
-            reason = (request.POST.get("reason") or "").strip()
-            if not reason:
-                error = "Give a reason: it is recorded on the merge operation."
-            else:
-                try:
-                    result = curation.merge_entries(keep.bank, keep.short_id, away.short_id, reason)
-                except KbError as exc:
-                    self.message_user(request, exc.message, messages.ERROR)
-                    return None
-                counts = result.as_json()
-                self.message_user(
-                    request,
-                    format_html(
-                        'Merged {} into {} (<a href="{}">operation #{}</a>): {} edges '
-                        "re-pointed, {} collapsed, {} self-loops dropped, {} aliases added.",
-                        away.short_id,
-                        keep.short_id,
-                        reverse("admin:kb_operation_change", args=[result.operation.pk]),
-                        result.operation.pk,
-                        counts["edges_repointed"],
-                        counts["edges_collapsed"],
-                        len(counts["self_loops_dropped"]),
-                        counts["aliases_added"],
-                    ),
-                    messages.SUCCESS,
-                )
-                return None
+    def history_view(self, request, object_id, extra_context=None):
+        """One timeline: the entry's versions, its edges and its aliases, grouped by the
+        operation that wrote them, in words and titles (:func:`entry_timeline`)."""
+        entry = get_object_or_404(Entry.objects.select_related("bank", "kind"), pk=object_id)
+        if not self.has_view_or_change_permission(request, entry):
+            raise PermissionDenied
         context = {
             **self.admin_site.each_context(request),
-            "title": "Merge entries",
-            "opts": self.model._meta,
-            "entries": entries,
-            "keep": keep,
-            "away": away,
-            "preview": preview_merge(keep, away),
-            "action_checkbox_name": ACTION_CHECKBOX_NAME,
-            "error": error,
-            "reason": request.POST.get("reason", ""),
-        }
-        return TemplateResponse(request, "admin/graph/entry/merge_confirmation.html", context)
-
-    @admin.action(description="Split selected into parts …", permissions=["change"])
-    def split_selected(self, request, queryset):
-        """One entry → new parts joined by ``split_from``; each current edge stays or moves
-        to a part. One ``split`` operation (revertible from the Operation page)."""
-        entries = list(queryset.select_related("bank", "kind"))
-        if len(entries) != 1 or entries[0].status in GONE:
-            self.message_user(request, "Select exactly one live entry to split.", messages.WARNING)
-            return None
-        entry = entries[0]
-        edges = list(
-            Edge.objects.filter(bank=entry.bank)
-            .filter(Q(from_entry=entry) | Q(to_entry=entry))
-            .filter(edge_service.current_q())
-            .select_related("type", "from_entry", "to_entry")
-            .order_by("id")
-        )
-        parts_text = request.POST.get("parts", "")
-        error = ""
-        if request.POST.get("confirm") == "yes":
-            parts = [
-                {
-                    "title": title.strip(),
-                    "summary": summary.strip(),
-                    "kind": entry.kind.name,
-                    "lifetime": {"durable": True},
-                }
-                for title, _, summary in (line.partition("|") for line in parts_text.splitlines())
-                if title.strip()
-            ]
-            moves = {}
-            for edge in edges:
-                choice = (request.POST.get(f"edge_{edge.pk}") or "keep").strip()
-                if choice != "keep":
-                    moves[str(edge.pk)] = int(choice) - 1 if choice.isdigit() else choice
-            try:
-                result = split_entry(
-                    entry.bank,
-                    entry.short_id,
-                    parts,
-                    edges=moves,
-                    reason=request.POST.get("reason", ""),
-                    actor=audit.current().actor,
-                )
-            except KbError as exc:
-                error = exc.message + (
-                    " " + "; ".join(f"{k}: {v}" for k, v in exc.fields.items())
-                    if exc.fields
-                    else ""
-                )
-            else:
-                self.message_user(
-                    request,
-                    format_html(
-                        'Split {} into {} (<a href="{}">operation #{}</a>).',
-                        entry.short_id,
-                        ", ".join(part.short_id for part in result.parts),
-                        reverse("admin:kb_operation_change", args=[result.operation.pk]),
-                        result.operation.pk,
-                    ),
-                    messages.SUCCESS,
-                )
-                return None
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"Split {entry.short_id}",
+            "title": f"History of {entry.short_id} “{entry.title}”",
             "opts": self.model._meta,
             "entry": entry,
-            "edges": edges,
-            "parts": parts_text,
-            "reason": request.POST.get("reason", ""),
-            "error": error,
-            "action_checkbox_name": ACTION_CHECKBOX_NAME,
+            "timeline": entry_timeline(entry),
         }
-        return TemplateResponse(request, "admin/graph/entry/split_confirmation.html", context)
+        return TemplateResponse(request, "admin/graph/entry/timeline.html", context)
 
 
+class EntryAutocomplete(AutocompleteJsonView):
+    """Autocomplete answers that name an entry by title, kind and id (pickers must show which
+    entry they mean; other models keep Django's text)."""
+
+    def serialize_result(self, obj, to_field_name):
+        result = super().serialize_result(obj, to_field_name)
+        if isinstance(obj, Entry):
+            result["text"] = f"{obj.title} · {obj.kind.name} · {obj.short_id}"
+        return result
+
+
+def entry_autocomplete_view(request):
+    return EntryAutocomplete.as_view(admin_site=admin.site)(request)
+
+
+admin.site.autocomplete_view = entry_autocomplete_view  # read by AdminSite.get_urls
 admin.site.unregister(Entry)
 admin.site.register(Entry, GraphEntryAdmin)

@@ -10,6 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from graph.curation import revert
+from graph.curation.timeline import describe_revert, operation_story
 from graph.models import (
     EdgeType,
 )
@@ -76,8 +77,10 @@ class GraphOperationAdmin(OperationAdmin):
         return [revert, *super().get_urls()]
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
+        op = Operation.objects.filter(pk=object_id).first()
         extra = {
             **(extra_context or {}),
+            "story": operation_story(op) if op is not None else [],
             "can_revert": self.has_revert_permission(request),
             "revert_url": reverse("admin:kb_operation_revert", args=[object_id]),
         }
@@ -106,12 +109,12 @@ class GraphOperationAdmin(OperationAdmin):
             else:
                 self.message_user(
                     request,
-                    f"Reverted operation #{op.pk}: {result['rows']} row(s) restored "
-                    f"(operation #{result['operation']}).",
+                    f"Reverted operation #{op.pk}: {result.rows} row(s) restored "
+                    f"(operation #{result.operation.pk}).",
                     messages.SUCCESS,
                 )
                 return HttpResponseRedirect(
-                    reverse("admin:kb_operation_change", args=[result["operation"]])
+                    reverse("admin:kb_operation_change", args=[result.operation.pk])
                 )
             op.refresh_from_db()
         context = {
@@ -120,6 +123,8 @@ class GraphOperationAdmin(OperationAdmin):
             "opts": self.model._meta,
             "operation": op,
             "changes": change_rows(op),
+            "story": operation_story(op),
+            "undo": describe_revert(revert.revert_plan(op)[0]) if op.reverted_by_id is None else [],
             "conflicts": revert.revert_plan(op)[1] if op.reverted_by_id is None else [],
             "reason": request.POST.get("reason", ""),
         }

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
-from django.utils import timezone
+from django.utils.html import format_html
 
 from graph.admin.common import (
     GONE,
 )
-from graph.admin.merge import edges_table, preview_merge
-from graph.curation import merge as curation
+from graph.admin.merge import edges_table
+from graph.curation.decisions import decide_proposal
+from graph.curation.merge import plan_merge
 from graph.models import (
     MergeProposal,
     ProposalStatus,
 )
-from kb import audit
 from kb.errors import KbError
 
 # --- Merge proposals: the review queue ---------------------------------------------------------
@@ -89,7 +88,7 @@ class MergeProposalAdmin(admin.ModelAdmin):
                 {"role": "away", "entry": away, "edges": edges_table(away)},
             ]
             mergeable = keep.status not in GONE and away.status not in GONE
-            extra["preview"] = preview_merge(keep, away) if mergeable else None
+            extra["preview"] = plan_merge(keep, away) if mergeable else None
             extra["can_decide"] = self.has_decide_permission(request) and proposal.status in (
                 ProposalStatus.PENDING,
                 ProposalStatus.UNCLEAR,
@@ -100,75 +99,61 @@ class MergeProposalAdmin(admin.ModelAdmin):
     def decide_view(self, request, object_id):
         if request.method != "POST" or not self.has_decide_permission(request):
             raise PermissionDenied
-        proposal = get_object_or_404(MergeProposal, pk=object_id)
-        decision = request.POST.get("decision")
-        if decision == "approve":
-            self._approve(request, proposal)
-        elif decision in ("reject", "unclear"):
-            self._decide(request, [proposal], decision)
-        else:
-            self.message_user(request, "Unknown decision.", messages.ERROR)
+        proposal = get_object_or_404(MergeProposal.objects.select_related("bank"), pk=object_id)
+        self._decide(
+            request,
+            proposal,
+            request.POST.get("decision"),
+            reason=request.POST.get("reason", ""),
+            keep=request.POST.get("keep") or None,
+        )
         return HttpResponseRedirect(reverse("admin:graph_mergeproposal_change", args=[object_id]))
 
-    def _open(self, request, proposal: MergeProposal) -> bool:
-        if proposal.status in (ProposalStatus.PENDING, ProposalStatus.UNCLEAR):
-            return True
-        self.message_user(
-            request, f"Proposal #{proposal.pk} was already {proposal.status}.", messages.WARNING
-        )
-        return False
-
-    def _approve(self, request, proposal: MergeProposal) -> bool:
-        if not self._open(request, proposal):
-            return False
-        proposal = MergeProposal.objects.select_related("bank", "keep", "away").get(pk=proposal.pk)
+    def _decide(self, request, proposal, decision, *, reason: str = "", keep=None) -> bool:
+        """One decision through :func:`graph.curation.decisions.decide_proposal` (the service
+        behind ``POST .../proposals/{id}/decide``)."""
         try:
-            with transaction.atomic():
-                result = curation.merge_entries(
-                    proposal.bank,
-                    proposal.keep.short_id,
-                    proposal.away.short_id,
-                    f"approved proposal #{proposal.pk}",
-                )
-                proposal.status = ProposalStatus.APPROVED
-                proposal.decided_by = audit.current().actor
-                proposal.decided_at = timezone.now()
-                proposal.operation = result.operation
-                proposal.save(update_fields=["status", "decided_by", "decided_at", "operation"])
+            result = decide_proposal(proposal.bank, proposal.pk, decision, keep=keep, reason=reason)
         except KbError as exc:
             self.message_user(request, f"Proposal #{proposal.pk}: {exc.message}", messages.ERROR)
             return False
-        self.message_user(
-            request,
-            f"Proposal #{proposal.pk} approved: merged {proposal.away.short_id} into "
-            f"{proposal.keep.short_id} (operation #{result.operation.pk}).",
-            messages.SUCCESS,
-        )
+        if result.merge is not None:
+            merge = result.merge
+            self.message_user(
+                request,
+                format_html(
+                    'Proposal #{} approved: merged {} “{}” into {} “{}” (<a href="{}">operation'
+                    " #{}</a>).",
+                    proposal.pk,
+                    merge.away.short_id,
+                    merge.away.title,
+                    merge.keep.short_id,
+                    merge.keep.title,
+                    reverse("admin:kb_operation_change", args=[result.operation.pk]),
+                    result.operation.pk,
+                ),
+                messages.SUCCESS,
+            )
+        else:
+            self.message_user(
+                request,
+                f"Proposal #{proposal.pk} marked {result.proposal.status}.",
+                messages.SUCCESS,
+            )
         return True
 
-    def _decide(self, request, proposals, decision: str) -> None:
-        status = ProposalStatus.REJECTED if decision == "reject" else ProposalStatus.UNCLEAR
-        count = 0
-        for proposal in proposals:
-            if proposal.status == status or not self._open(request, proposal):
-                continue
-            proposal.status = status
-            proposal.decided_by = audit.current().actor
-            proposal.decided_at = timezone.now()
-            proposal.save(update_fields=["status", "decided_by", "decided_at"])
-            count += 1
-        if count:
-            self.message_user(request, f"Marked {count} proposal(s) {status}.", messages.SUCCESS)
+    def _decide_all(self, request, queryset, decision: str) -> None:
+        for proposal in queryset.select_related("bank").order_by("-score", "pk"):
+            self._decide(request, proposal, decision, reason="admin: bulk decision")
 
     @admin.action(description="Approve (merge)", permissions=["decide"])
     def approve_selected(self, request, queryset):
-        for proposal in queryset.order_by("-score", "pk"):
-            self._approve(request, proposal)
+        self._decide_all(request, queryset, "approve")
 
     @admin.action(description="Reject", permissions=["decide"])
     def reject_selected(self, request, queryset):
-        self._decide(request, list(queryset), "reject")
+        self._decide_all(request, queryset, "reject")
 
     @admin.action(description="Mark unclear", permissions=["decide"])
     def mark_unclear_selected(self, request, queryset):
-        self._decide(request, list(queryset), "unclear")
+        self._decide_all(request, queryset, "unclear")

@@ -1,1 +1,2 @@
-"""Analytics: graph statistics and communities (derived data, recomputed wholesale)."""
+"""Analytics: graph statistics, communities and layout for pictures (derived data,
+recomputed wholesale)."""

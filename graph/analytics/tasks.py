@@ -61,3 +61,11 @@ def embed_all_edge_notes_task() -> int:
     for bank_id in ids:
         embed_edge_notes_task.delay(bank_id)
     return len(ids)
+
+
+@shared_task(name="graph.refresh_layout", acks_late=True)
+def refresh_layout_task(bank_id: int, requested_at: str | None = None) -> str:
+    """The debounced layout refresh that edits schedule (idempotent per request)."""
+    from graph.analytics.layout_store import run_requested
+
+    return run_requested(bank_id, requested_at)

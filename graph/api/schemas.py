@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from kb.api import schemas
+
 
 class EdgeEndsMixin:
     # Adds the "from" and "to" fields ("from" is a Python keyword, so not a class attribute).
@@ -62,6 +64,8 @@ class InvalidateSerializer(ReasonSerializer):
 class CandidateSerializer(serializers.Serializer):
     id = serializers.CharField()
     title = serializers.CharField()
+    kind = serializers.CharField()
+    key = serializers.CharField(allow_null=True)
     score = serializers.FloatField()
 
 
@@ -72,6 +76,11 @@ class ResolveSerializer(serializers.Serializer):
     )
     entry = serializers.DictField(allow_null=True)
     candidates = CandidateSerializer(many=True)
+
+
+class RenoteSerializer(serializers.Serializer):
+    note = serializers.CharField(allow_blank=True, help_text="How the other entry pertains.")
+    reason = serializers.CharField()
 
 
 class MergeRequestSerializer(serializers.Serializer):
@@ -108,3 +117,48 @@ class RevertRequestSerializer(ReasonSerializer):
 class RevertResultSerializer(serializers.Serializer):
     operation = serializers.IntegerField()
     reverted = serializers.IntegerField()
+
+
+class EdgeWrittenSerializer(EdgeSerializer):
+    warnings = schemas.WriteWarningSerializer(many=True)
+
+
+class ProposalEndSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    title = serializers.CharField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    aliases = serializers.ListField(child=serializers.CharField())
+
+
+class ProposalSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["open", "approved", "rejected", "unclear"])
+    score = serializers.FloatField()
+    reasons = serializers.ListField(child=serializers.CharField())
+    a = ProposalEndSerializer(help_text="The entry the proposal would keep.")
+    b = ProposalEndSerializer(help_text="The entry the proposal would merge away.")
+    decided_by = serializers.CharField(allow_null=True)
+    decided_at = serializers.DateTimeField(allow_null=True)
+    decision_reason = serializers.CharField(allow_null=True)
+    operation = serializers.IntegerField(allow_null=True)
+
+
+class ProposalListSerializer(serializers.Serializer):
+    results = ProposalSerializer(many=True)
+    next = serializers.CharField(allow_null=True)
+
+
+class ProposalDecideSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["approve", "reject", "unclear"])
+    keep = serializers.CharField(
+        required=False, help_text="Approve only: which entry of the pair survives (default a)."
+    )
+    reason = serializers.CharField(required=False, allow_blank=True)
+
+
+class ProposalDecisionSerializer(serializers.Serializer):
+    proposal = ProposalSerializer()
+    operation = serializers.IntegerField(
+        allow_null=True, help_text="The merge operation (approve), else null."
+    )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from graph.api import views
+from graph.api import proposals_views, views
 
 urlpatterns = [
     path("banks/<slug:bank>/query", views.QueryView.as_view(), name="bank-query"),
@@ -35,6 +35,16 @@ urlpatterns = [
     ),
     path("banks/<slug:bank>/resolve", views.ResolveView.as_view(), name="resolve"),
     path("banks/<slug:bank>/merges", views.MergeView.as_view(), name="merge"),
+    path(
+        "banks/<slug:bank>/proposals",
+        proposals_views.ProposalListView.as_view(),
+        name="proposal-list",
+    ),
+    path(
+        "banks/<slug:bank>/proposals/<str:proposal_id>/decide",
+        proposals_views.ProposalDecideView.as_view(),
+        name="proposal-decide",
+    ),
     path(
         "banks/<slug:bank>/operations/<str:op_id>",
         views.OperationView.as_view(),

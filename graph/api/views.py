@@ -20,6 +20,7 @@ from kb.api.render import entry_detail
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Scope
 from kb.services.entries import find_entry
+from kb.services.feedback import note_warnings
 
 
 class QueryView(BankAPIView):
@@ -39,7 +40,7 @@ class QueryView(BankAPIView):
 class EdgeListView(BankAPIView):
     @extend_schema(
         request=graph_schemas.EdgeCreateSerializer,
-        responses={201: graph_schemas.EdgeSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        responses={201: graph_schemas.EdgeWrittenSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
         summary="Link two entries",
     )
     def post(self, request, bank: str):
@@ -49,7 +50,10 @@ class EdgeListView(BankAPIView):
         edge = edges.link(
             bank_obj, payload, reason=str(body.get("reason") or ""), actor=actor_for(request)
         )
-        return Response(edge_json(edges.get_edge(bank_obj, edge.pk)), status=201)
+        warnings = [w.as_json() for w in note_warnings([payload], prefix="")]
+        return Response(
+            {**edge_json(edges.get_edge(bank_obj, edge.pk)), "warnings": warnings}, status=201
+        )
 
 
 class EdgeDetailView(BankAPIView):
@@ -60,6 +64,27 @@ class EdgeDetailView(BankAPIView):
     def get(self, request, bank: str, edge_id: str):
         bank_obj = bank_for(request, bank, Scope.READ)
         return Response(edge_json(edges.get_edge(bank_obj, edge_id)))
+
+    @extend_schema(
+        request=graph_schemas.RenoteSerializer,
+        responses={200: graph_schemas.EdgeSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Correct an edge's note (closes the row, appends the corrected one)",
+    )
+    def patch(self, request, bank: str, edge_id: str):
+        bank_obj = bank_for(request, bank, Scope.WRITE)
+        body = self.json_body(request)
+        unknown = sorted(set(body) - {"note", "reason"})
+        if unknown:
+            raise ApiError(
+                400,
+                "invalid_input",
+                f"Only note and reason can be changed here; unknown: {', '.join(unknown)}.",
+                dict.fromkeys(unknown, "Unknown field."),
+            )
+        edge = edges.renote(
+            bank_obj, edge_id, body.get("note"), body.get("reason"), actor=actor_for(request)
+        )
+        return Response(edge_json(edges.get_edge(bank_obj, edge.pk)))
 
 
 class EdgeUnlinkView(BankAPIView):
@@ -114,7 +139,10 @@ class ResolveView(BankAPIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "q", str, required=True, description="A surface form: id, key, alias or name."
+                "q",
+                {"type": "string", "minLength": 1, "pattern": "\\S"},
+                required=True,
+                description="A surface form: id, key, alias or name.",
             )
         ],
         responses={200: graph_schemas.ResolveSerializer, **ERRORS},
@@ -203,7 +231,7 @@ class OperationRevertView(BankAPIView):
             force=force,
             actor=actor_for(request),
         )
-        return Response({"operation": result["operation"], "reverted": result["reverted"]})
+        return Response({"operation": result.operation.pk, "reverted": result.reverted.pk})
 
 
 def _operation(bank, op_id):

@@ -1,1 +1,2 @@
-"""Curation: merge, delete with bridging, split, revert, lifecycle (retire/restore) and merge proposals."""
+"""Curation: merge, delete with bridging, split, revert, lifecycle (retire/restore), merge
+proposals and the review queue of extracted edge proposals."""

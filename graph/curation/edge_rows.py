@@ -69,20 +69,21 @@ def set_evidence(evidence: dict[int, dict], when: dt.datetime | None = None) -> 
     return ids
 
 
-def move_aliases(bank_id: int, from_entry: int, to_entry: int, when=None) -> list[int]:
-    """Every alias of ``from_entry`` now names ``to_entry``."""
+def move_aliases(ids: Sequence[int], to_entry: int, when=None) -> list[int]:
+    """The aliases ``ids`` now name ``to_entry``."""
+    if not ids:
+        return []
     with connection.cursor() as cur:
         cur.execute(
-            "UPDATE graph_alias SET entry_id = %s WHERE bank_id = %s AND entry_id = %s "
-            "RETURNING id",
-            [to_entry, bank_id, from_entry],
+            "UPDATE graph_alias SET entry_id = %s WHERE id = ANY(%s) RETURNING id",
+            [to_entry, list(ids)],
         )
-        ids = sorted(row[0] for row in cur.fetchall())
-    record_rows(Alias, ids, "~", when=when)
-    return ids
+        moved = sorted(row[0] for row in cur.fetchall())
+    record_rows(Alias, moved, "~", when=when)
+    return moved
 
 
-def add_missing_aliases(
+def add_aliases(
     bank_id: int,
     entry_id: int,
     forms: Sequence[tuple[str, str]],
@@ -91,32 +92,25 @@ def add_missing_aliases(
     actor: str,
     when: dt.datetime | None = None,
 ) -> list[int]:
-    """Add ``(surface, normalized)`` aliases of ``entry_id`` whose normalised form names
-    nothing in the bank yet (the first of equal forms wins)."""
-    seen: dict[str, str] = {}
-    for surface, norm in forms:
-        if norm and norm not in seen:
-            seen[norm] = surface
-    if not seen:
+    """Add ``(surface, normalized)`` aliases of ``entry_id`` in one statement (a form may name
+    several entries; a (form, entry) pair already there is left alone)."""
+    if not forms:
         return []
     when = when or timezone.now()
-    norms = list(seen)
     with connection.cursor() as cur:
         cur.execute(
             "INSERT INTO graph_alias (bank_id, entry_id, surface, normalized, source, actor, "
             "created_at) SELECT %s, %s, u.surface, u.norm, %s, %s, %s "
             "FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS u(surface, norm, n) "
-            "WHERE NOT EXISTS (SELECT 1 FROM graph_alias a WHERE a.bank_id = %s "
-            "AND a.normalized = u.norm) ORDER BY u.n RETURNING id",
+            "ORDER BY u.n ON CONFLICT (bank_id, normalized, entry_id) DO NOTHING RETURNING id",
             [
                 bank_id,
                 entry_id,
                 source,
                 actor,
                 when,
-                [seen[n] for n in norms],
-                norms,
-                bank_id,
+                [surface for surface, _ in forms],
+                [norm for _, norm in forms],
             ],
         )
         ids = sorted(row[0] for row in cur.fetchall())

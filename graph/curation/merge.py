@@ -1,25 +1,26 @@
-"""Merge two entries into one (set-wise: graph.curation.setwise_merge), and the edge-preserving
-write that delete shares."""
+"""Merge two entries into one: one planning function (:func:`plan_merge`) that both the
+preview (admin, before confirming) and :func:`merge_entries` use, so what a curator is shown
+is what happens; the merge writes that plan set-wise (graph.curation.setwise_merge), in a
+constant number of statements. Also the edge-preserving rule that delete shares."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
+
+from django.db.models import Q
 
 from graph.curation.setwise_merge import apply_merge
 from graph.edges.clocks import intervals_overlap
-from graph.edges.links import (
-    LinkRequest,
-    _require_reason,
-    lock_entries,
-    write_edge,
-)
-from graph.models import Edge
+from graph.edges.links import _require_reason, lock_entries
+from graph.models import Alias, Edge
+from graph.resolution.aliases import normalize
 from kb import audit
 from kb.errors import Conflict, InvalidInput
 from kb.models import Bank, Entry, EntryStatus, Operation, OperationKind
 from kb.services.entries import find_entry
 
-# --- merge ----------------------------------------------------------------------------------
+# --- the one rule of preserving writes --------------------------------------------------------
 
 
 def uncovered_interval(lo, hi, believed: list[tuple]) -> tuple | None:
@@ -27,10 +28,7 @@ def uncovered_interval(lo, hi, believed: list[tuple]) -> tuple | None:
     ``believed`` intervals of the same triple, trimmed from the ends; None when nothing is
     left. (Bank edges are sparse in time: one contiguous remainder is what matters.)"""
     for _ in range(len(believed) + 1):
-        clash = next(
-            ((f, t) for f, t in believed if intervals_overlap(lo, hi, f, t)),
-            None,
-        )
+        clash = next(((f, t) for f, t in believed if intervals_overlap(lo, hi, f, t)), None)
         if clash is None:
             return lo, hi
         c_from, c_to = clash
@@ -45,28 +43,160 @@ def uncovered_interval(lo, hi, believed: list[tuple]) -> tuple | None:
     return None
 
 
-def write_preserving(bank: Bank, req: LinkRequest, *, replaces: Edge | None = None) -> Edge | None:
-    """Write ``req`` unless the same triple is already current (then None: it collapses into
-    that edge). When the triple is believed only for another valid interval (an edge that
-    ended, or starts later), the new row is trimmed to the time not yet covered, so the
-    connection survives without two overlapping beliefs."""
-    believed = list(
-        Edge.objects.filter(
-            from_entry=req.from_entry,
-            to_entry=req.to_entry,
-            type=req.type,
-            invalidated_at__isnull=True,
+class BelievedTriples:
+    """The believed edges of the triples a plan may write, plus the plan's own successors:
+    decides, read-only, whether a new (from, to, type, interval) collapses into one of them
+    or is written for the valid time not yet covered (the rule merge and delete share)."""
+
+    def __init__(self, edges):
+        self.rows: dict[tuple, list[Edge]] = {}
+        for edge in edges:
+            self.add(edge)
+
+    def add(self, edge: Edge) -> None:
+        self.rows.setdefault((edge.from_entry_id, edge.to_entry_id, edge.type_id), []).append(edge)
+
+    def place(self, from_id: int, to_id: int, type_id: int, valid_from, valid_to):
+        """(None, the edge it collapses into) or ((from, to) interval to write, None)."""
+        same = self.rows.get((from_id, to_id, type_id), [])
+        current = next((e for e in same if e.is_current()), None)
+        remainder = uncovered_interval(
+            valid_from, valid_to, [(e.valid_from, e.valid_to) for e in same]
         )
+        if current is not None or remainder is None:
+            clash = current or next(
+                (
+                    e
+                    for e in same
+                    if intervals_overlap(e.valid_from, e.valid_to, valid_from, valid_to)
+                ),
+                same[0] if same else None,
+            )
+            return None, clash
+        return remainder, None
+
+
+# --- merge ------------------------------------------------------------------------------------
+
+
+@dataclass
+class EdgeFate:
+    """What a merge does to one believed edge of ``away``."""
+
+    edge: Edge
+    fate: str  # repointed | collapses | self_loop
+    new_from: Entry
+    new_to: Entry
+    into: Edge | None = None  # the believed edge a collapsing one folds into
+    valid_from: object = None  # the re-pointed row's valid interval (trimmed if need be)
+    valid_to: object = None
+    # repointed: the plan's stand-in for the row that replaces it (a later edge of away may
+    # collapse into it: then ``into`` is this very object)
+    successor: Edge | None = None
+
+
+@dataclass
+class MergePlan:
+    """Exactly what :func:`merge_entries` does, computed read-only by :func:`plan_merge`."""
+
+    keep: Entry
+    away: Entry
+    edges: list[EdgeFate] = field(default_factory=list)
+    aliases_moved: list[Alias] = field(default_factory=list)
+    aliases_new: list[str] = field(default_factory=list)
+    # Forms that both entries name: the merged entry is their one answer, away's row goes.
+    aliases_dropped: list[Alias] = field(default_factory=list)
+
+    def of(self, fate: str) -> list[EdgeFate]:
+        return [f for f in self.edges if f.fate == fate]
+
+    @property
+    def repointed(self) -> list[EdgeFate]:
+        return self.of("repointed")
+
+    @property
+    def collapsed(self) -> list[EdgeFate]:
+        return self.of("collapses")
+
+    @property
+    def self_loops(self) -> list[EdgeFate]:
+        return self.of("self_loop")
+
+    def counts(self) -> dict:
+        """The same numbers as :meth:`MergeResult.as_json`."""
+        return {
+            "edges_repointed": len(self.repointed),
+            "edges_collapsed": len(self.collapsed),
+            "aliases_added": len(self.aliases_moved) + len(self.aliases_new),
+            "self_loops_dropped": [f.edge.pk for f in self.self_loops],
+        }
+
+
+def plan_merge(keep: Entry, away: Entry, *, lock: bool = False) -> MergePlan:
+    """What merging ``away`` into ``keep`` does, writing nothing: each believed edge of
+    ``away``, in id order, is dropped as a self-loop (its other end is ``keep``), collapses
+    into a believed edge of the same (from, to, type) with overlapping valid time (one already
+    there or one re-pointed earlier in the same merge), or is re-pointed (its valid time
+    trimmed to what is not yet covered); ``away``'s aliases move to ``keep`` and its short_id,
+    key and title become aliases unless that form is taken. ``lock`` row-locks ``away``'s
+    edges and aliases (inside :func:`merge_entries`)."""
+    bank_id = keep.bank_id
+    plan = MergePlan(keep, away)
+    away_edges = (
+        Edge.objects.filter(bank_id=bank_id, invalidated_at__isnull=True)
+        .filter(Q(from_entry=away) | Q(to_entry=away))
+        .select_related("type", "from_entry", "to_entry")
+        .order_by("id")
     )
-    if any(e.is_current() for e in believed):
-        return None
-    interval = uncovered_interval(
-        req.valid_from, req.valid_to, [(e.valid_from, e.valid_to) for e in believed]
+    if lock:
+        away_edges = away_edges.select_for_update(of=("self",))
+    away_edges = list(away_edges)
+    # Every re-pointed edge has keep at one end, so only keep's believed edges can clash.
+    believed = BelievedTriples(
+        Edge.objects.filter(bank_id=bank_id, invalidated_at__isnull=True)
+        .filter(Q(from_entry=keep) | Q(to_entry=keep))
+        .exclude(pk__in=[e.pk for e in away_edges])
+        .select_related("type", "from_entry", "to_entry")
+        .order_by("id")
     )
-    if interval is None:
-        return None
-    req.valid_from, req.valid_to = interval
-    return write_edge(bank, req, replaces=replaces)
+    for edge in away_edges:
+        new_from = keep if edge.from_entry_id == away.pk else edge.from_entry
+        new_to = keep if edge.to_entry_id == away.pk else edge.to_entry
+        if new_from.pk == new_to.pk:
+            plan.edges.append(EdgeFate(edge, "self_loop", new_from, new_to))
+            continue
+        interval, into = believed.place(
+            new_from.pk, new_to.pk, edge.type_id, edge.valid_from, edge.valid_to
+        )
+        if interval is None:
+            plan.edges.append(EdgeFate(edge, "collapses", new_from, new_to, into))
+            continue
+        successor = copy.copy(edge)
+        successor.from_entry_id, successor.to_entry_id = new_from.pk, new_to.pk
+        successor.valid_from, successor.valid_to = interval
+        plan.edges.append(
+            EdgeFate(edge, "repointed", new_from, new_to, None, *interval, successor=successor)
+        )
+        believed.add(successor)
+
+    aliases = Alias.objects.filter(bank_id=bank_id, entry=away).order_by("pk")
+    taken = set(
+        Alias.objects.filter(bank_id=bank_id, entry=keep).values_list("normalized", flat=True)
+    )
+    for alias in aliases.select_for_update(of=("self",)) if lock else aliases:
+        if alias.normalized in taken:
+            plan.aliases_dropped.append(alias)
+        else:
+            plan.aliases_moved.append(alias)
+            taken.add(alias.normalized)
+    surfaces = [s for s in (away.short_id, away.key, away.title) if s]
+    forms_of = {s: normalize(s) for s in surfaces}
+    for surface in surfaces:
+        norm = forms_of[surface]
+        if norm and norm not in taken:
+            plan.aliases_new.append(surface)
+            taken.add(norm)
+    return plan
 
 
 @dataclass
@@ -106,13 +236,8 @@ def _mergeable(bank: Bank, ref: str, field: str) -> Entry:
     return entry
 
 
-def merge_entries(
-    bank: Bank, keep_ref: str, away_ref: str, reason: str, *, actor: str | None = None
-) -> MergeResult:
-    """Merge ``away`` into ``keep``: re-point every believed edge of ``away`` (duplicates
-    collapse; would-be self-loops are recorded and dropped), turn its id, key and aliases into
-    aliases of ``keep``, mark it merged. One ``merge`` operation, exactly revertible."""
-    reason = _require_reason(reason)
+def merge_pair(bank: Bank, keep_ref: str, away_ref: str) -> tuple[Entry, Entry]:
+    """The two entries a merge names, checked (live-ish, distinct): shared by the preview."""
     keep = _mergeable(bank, keep_ref, "keep")
     away = _mergeable(bank, away_ref, "away")
     if keep.pk == away.pk:
@@ -121,6 +246,21 @@ def merge_entries(
             code="invalid_merge",
             fields={"away": "Same as keep."},
         )
+    for entry in (keep, away):
+        if entry.status == EntryStatus.DELETED:
+            raise Conflict(f"Entry {entry.short_id} is deleted.", code="already_deleted")
+    return keep, away
+
+
+def merge_entries(
+    bank: Bank, keep_ref: str, away_ref: str, reason: str, *, actor: str | None = None
+) -> MergeResult:
+    """Merge ``away`` into ``keep`` as :func:`plan_merge` says: re-point every believed edge
+    of ``away`` (duplicates collapse; would-be self-loops are recorded and dropped), turn its
+    id, key and aliases into aliases of ``keep``, mark it merged. One ``merge`` operation,
+    exactly revertible."""
+    reason = _require_reason(reason)
+    keep, away = merge_pair(bank, keep_ref, away_ref)
     with audit.operation(bank, OperationKind.MERGE, reason=reason, actor=actor) as op:
         lock_entries([keep.pk, away.pk], exclusive=True)
         keep = Entry.objects.select_related("kind").get(pk=keep.pk)
@@ -131,7 +271,8 @@ def merge_entries(
                     f"Entry {entry.short_id} was {entry.status} meanwhile.",
                     code=f"already_{entry.status}",
                 )
-        written = apply_merge(bank, keep, away, op)
+        plan = plan_merge(keep, away, lock=True)
+        written = apply_merge(bank, plan, op)
         result = MergeResult(
             op,
             keep,

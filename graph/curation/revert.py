@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from graph.curation.setwise_revert import (
     apply_revert,
     audited_models,
@@ -32,21 +34,35 @@ def revert_plan(op: Operation) -> tuple[list[tuple], list[dict]]:
     return [(p.model, p.id, p.prior, p.last) for p in plan.rows], plan.conflicts
 
 
+@dataclass
+class RevertResult:
+    operation: Operation  # the new ``revert`` operation
+    reverted: Operation
+    rows: int
+
+    def as_json(self) -> dict:
+        return {"operation": self.operation.pk, "reverted": self.reverted.pk, "rows": self.rows}
+
+
+def get_operation(bank: Bank, op_id) -> Operation:
+    try:
+        return Operation.objects.get(bank=bank, pk=int(op_id))
+    except (TypeError, ValueError, Operation.DoesNotExist):
+        raise NotFound(
+            f"No operation {op_id!r} in this bank.", code="operation_not_found"
+        ) from None
+
+
 def revert_operation(
     bank: Bank, op_id, reason: str, *, force: bool = False, actor: str | None = None
-) -> dict:
+) -> RevertResult:
     """Undo an operation exactly: restore every row it touched to its state just before it,
     delete rows it created, recreate rows it deleted — in one transaction, as a new
     ``revert`` operation, in a constant number of statements. Refuses (409
     ``revert_conflict``) while a later operation's change to the same rows is still in place,
     unless ``force``; the refusal names the operations to revert first, in order."""
     reason = _require_reason(reason)
-    try:
-        op = Operation.objects.get(bank=bank, pk=int(op_id))
-    except (TypeError, ValueError, Operation.DoesNotExist):
-        raise NotFound(
-            f"No operation {op_id!r} in this bank.", code="operation_not_found"
-        ) from None
+    op = get_operation(bank, op_id)
     if op.reverted_by_id is not None:
         raise Conflict(
             f"Operation {op.pk} was already reverted by operation {op.reverted_by_id}.",
@@ -76,7 +92,7 @@ def revert_operation(
         op.reverted_by = new_op
         op.save(update_fields=["reverted_by"])
         audit.record(new_op, reverted=op.pk, rows=len(plan.rows), forced=bool(plan.conflicts))
-    return {"operation": new_op.pk, "reverted": op.pk, "rows": len(plan.rows)}
+    return RevertResult(new_op, op, len(plan.rows))
 
 
 def operation_changes(op: Operation) -> list[dict]:

@@ -150,7 +150,7 @@ def plan_revert(op: Operation) -> RevertPlan:
 def _clashes(plan: RevertPlan) -> dict[tuple, int]:
     """Rows the revert would bring back that clash with a present row outside the revert: an
     edge believed again over a triple and valid time now believed by another edge, an alias
-    form now taken by another alias. → the operation that last wrote the clashing row."""
+    (form, entry) pair now held by another alias. → the operation that last wrote the clashing row."""
     planned = {(p.model, p.id) for p in plan.rows}
     back_edges = [
         p.prior
@@ -187,13 +187,15 @@ def _clashes(plan: RevertPlan) -> dict[tuple, int]:
             pairs += [(Edge, a, b) for a, b in cur.fetchall() if (Edge, b) not in planned]
         if back_aliases:
             cur.execute(
-                "SELECT u.id, a.id FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) "
-                "AS u(id, bank, norm) JOIN graph_alias a ON a.bank_id = u.bank "
-                "AND a.normalized = u.norm AND a.id <> u.id",
+                "SELECT u.id, a.id FROM unnest(%s::bigint[], %s::bigint[], %s::text[], "
+                "%s::bigint[]) AS u(id, bank, norm, entry) JOIN graph_alias a "
+                "ON a.bank_id = u.bank AND a.normalized = u.norm AND a.entry_id = u.entry "
+                "AND a.id <> u.id",
                 [
                     [r.id for r in back_aliases],
                     [r.bank_id for r in back_aliases],
                     [r.normalized for r in back_aliases],
+                    [r.entry_id for r in back_aliases],
                 ],
             )
             pairs += [(Alias, a, b) for a, b in cur.fetchall() if (Alias, b) not in planned]

@@ -264,23 +264,31 @@ def _require_linkable(req: LinkRequest) -> None:
             raise Conflict(f"Entry {entry.short_id} was deleted meanwhile.", code="entry_deleted")
 
 
+def check_not_believed(req: LinkRequest) -> None:
+    """409 when the triple of ``req`` is already believed for an overlapping valid time
+    (``duplicate_edge`` when that edge is current). ``write_edge`` runs it; a form may run it
+    first to show the error on the page."""
+    clash = _overlapping(req).first()
+    if clash is None:
+        return
+    if clash.is_current():
+        raise Conflict(
+            f"The edge {req.from_entry.short_id} -{req.type.name}-> {req.to_entry.short_id} already exists.",
+            code="duplicate_edge",
+            extra={"edge_id": clash.pk},
+        )
+    raise Conflict(
+        "This edge overlaps the valid time of an earlier version of the same edge; give a valid_from after it ends.",
+        code="edge_overlaps_history",
+        extra={"edge_id": clash.pk},
+    )
+
+
 def write_edge(bank: Bank, req: LinkRequest, *, replaces: Edge | None = None) -> Edge:
     """Insert one edge row inside the caller's operation; 409 if the triple is already believed
     or an end was merged away or deleted meanwhile."""
     _require_linkable(req)
-    clash = _overlapping(req).first()
-    if clash is not None:
-        if clash.is_current():
-            raise Conflict(
-                f"The edge {req.from_entry.short_id} -{req.type.name}-> {req.to_entry.short_id} already exists.",
-                code="duplicate_edge",
-                extra={"edge_id": clash.pk},
-            )
-        raise Conflict(
-            "This edge overlaps the valid time of an earlier version of the same edge; give a valid_from after it ends.",
-            code="edge_overlaps_history",
-            extra={"edge_id": clash.pk},
-        )
+    check_not_believed(req)
     ctx = audit.current()
     edge = Edge(
         bank=bank,
@@ -408,6 +416,23 @@ def unlink(bank: Bank, edge_id: Any, reason: Any, *, actor: str | None = None) -
     return edge
 
 
+def unlink_many(
+    bank: Bank, edge_ids: Iterable[Any], reason: Any, *, actor: str | None = None
+) -> list[Edge]:
+    """Close several edges of ``bank`` with one reason: one ``unlink`` operation (one
+    reviewable, revertible unit for one curator action)."""
+    reason = _require_reason(reason)
+    ids = list(dict.fromkeys(edge_ids))
+    if not ids:
+        raise InvalidInput(
+            "Name at least one edge to unlink.", code="invalid_input", fields={"edges": "Empty."}
+        )
+    with audit.operation(bank, OperationKind.UNLINK, reason=reason, actor=actor) as op:
+        closed = [unlink(bank, edge_id, reason, actor=actor) for edge_id in ids]
+        audit.record(op, edges=[e.pk for e in closed])
+    return closed
+
+
 def _lock_edge_and_ends(bank: Bank, edge_id: Any) -> Edge:
     """Lock the edge's ends (shared), then the edge: the order merges use (entries, then
     edges), so a retype or invalidate racing a merge waits instead of deadlocking."""
@@ -467,6 +492,28 @@ def retype(
         successor = write_edge(
             bank, _successor(edge, type=new_type, label=label or edge.label), replaces=edge
         )
+        audit.record(op, closed=[edge.pk], appended=[successor.pk])
+    return successor
+
+
+def renote(bank: Bank, edge_id: Any, note: Any, reason: Any, *, actor: str | None = None) -> Edge:
+    """Correct an edge's note: close the row and append the same edge with the new note (as
+    every correction does), so the old note stays readable with ``as_of``."""
+    reason = _require_reason(reason)
+    if note is None:
+        raise InvalidInput("note is required.", code="invalid_note", fields={"note": "Required."})
+    with audit.operation(bank, OperationKind.RENOTE, reason=reason, actor=actor) as op:
+        edge = _lock_edge_and_ends(bank, edge_id)
+        _require_open(edge)
+        new_note = check_note(note, edge.to_entry)
+        if new_note == edge.note:
+            raise InvalidInput(
+                "The edge already carries this note.",
+                code="same_note",
+                fields={"note": "Unchanged."},
+            )
+        close_edge(edge, f"note corrected: {reason}")
+        successor = write_edge(bank, _successor(edge, note=new_note), replaces=edge)
         audit.record(op, closed=[edge.pk], appended=[successor.pk])
     return successor
 

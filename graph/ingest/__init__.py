@@ -1,1 +1,2 @@
-"""Ingest: the graph's import line types, backfills from the corpus and the Debian importer."""
+"""Ingest: the graph's import line types, backfills from the corpus, the Debian importer and the
+edge extractors (``extract``)."""

@@ -55,6 +55,8 @@ class RelationLines:
             "neighbor_priority",
             "score_weight",
             "description",
+            "phrases",
+            "inverse_phrases",
         }
         unknown = sorted(set(obj) - allowed)
         if unknown:
@@ -85,6 +87,9 @@ class RelationLines:
             "score_weight": float(obj.get("score_weight", 1.0)),
             "description": str(obj.get("description") or "")[:300],
         }
+        for field in ("phrases", "inverse_phrases"):  # only when given: keep admin edits
+            if field in obj:
+                data[field] = _phrases(obj[field], field)
         types = _types(ctx)
         if name in types and types[name].bank_id is None:
             return {"core": True, "name": name}
@@ -106,16 +111,19 @@ class RelationLines:
                 "neighbor_priority": t.neighbor_priority,
                 "score_weight": t.score_weight,
                 "description": t.description,
+                "phrases": t.phrases,
+                "inverse_phrases": t.inverse_phrases,
             }
 
 
-def _bank_aliases(ctx: ImportContext) -> dict[str, str]:
-    """The bank's aliases, normalised form → short_id of the entry named, read once."""
-    if "bank_aliases" not in ctx.extra:
-        ctx.extra["bank_aliases"] = dict(
-            Alias.objects.filter(bank=ctx.bank).values_list("normalized", "entry__short_id")
-        )
-    return ctx.extra["bank_aliases"]
+def _phrases(value, field: str) -> list[str]:
+    """Relation phrases of a relation line (read by the local edge extractor)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidInput(f"{field} must be a list of strings.")
+    cleaned = [v.strip() for v in value if v.strip()]
+    if len(cleaned) > 50 or any(len(v) > 100 for v in cleaned):
+        raise InvalidInput(f"{field}: at most 50 phrases of at most 100 characters.")
+    return cleaned
 
 
 class AliasLines:
@@ -131,14 +139,8 @@ class AliasLines:
         if not isinstance(surface, str) or not normalize(surface) or len(surface) > 300:
             raise InvalidInput("alias must be a non-empty string of at most 300 characters.")
         norm = normalize(surface)
-        owner = ctx.canonical_ref(ref)
-        seen = ctx.extra.setdefault("aliases", {})
-        if norm in seen and seen[norm] != owner:
-            raise InvalidInput(f"The alias {surface!r} names two different entries in this file.")
-        seen[norm] = owner
-        named = _bank_aliases(ctx).get(norm)
-        if named is not None and ctx.canonical_ref(named) != owner:
-            raise InvalidInput(f"The alias {surface!r} already names entry {named} in this bank.")
+        # A form may name several entries (a virtual package provided by many): each
+        # (form, entry) pair is kept; only the same pair twice is a no-op.
         return {
             "ref": ref,
             "surface": surface.strip(),
@@ -147,21 +149,25 @@ class AliasLines:
         }
 
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
-        """Add the aliases the bank does not have yet: one read, then COPY with history."""
+        """Add the (form, entry) pairs the bank does not have yet: one read, then COPY with
+        history. A form may name several entries; only the same pair twice is a no-op."""
         from kb import audit
 
-        taken = set(Alias.objects.filter(bank=state.bank).values_list("normalized", flat=True))
+        taken = set(
+            Alias.objects.filter(bank=state.bank).values_list("normalized", "entry_id")
+        )
         now = timezone.now()
         rows = []
         for item in items:
             norm = item.data["normalized"]
-            if norm in taken:
+            entry_id = state.entry(item.data["ref"]).pk
+            if (norm, entry_id) in taken:  # only the same (form, entry) pair is skipped
                 continue
-            taken.add(norm)
+            taken.add((norm, entry_id))
             rows.append(
                 Alias(
                     bank=state.bank,
-                    entry_id=state.entry(item.data["ref"]).pk,
+                    entry_id=entry_id,
                     surface=item.data["surface"],
                     normalized=norm,
                     source=item.data["source"],

@@ -7,6 +7,7 @@ transaction interval (``invalidated_at``) and appends new rows, so both "what wa
 
 from __future__ import annotations
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -51,6 +52,19 @@ class EdgeType(models.Model):
         max_length=10, choices=WorkflowRole.choices, blank=True, default=""
     )
     description = models.CharField(max_length=300, blank=True, default="")
+    phrases = ArrayField(
+        models.CharField(max_length=100),
+        default=list,
+        blank=True,
+        help_text="Phrases stating this relation from source to target (comma-separated), "
+        "e.g. 'requires, needs'. The local edge extractor matches them in prose.",
+    )
+    inverse_phrases = ArrayField(
+        models.CharField(max_length=100),
+        default=list,
+        blank=True,
+        help_text="Phrases stating it from target to source, e.g. 'is required by'.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -76,6 +90,7 @@ class EdgeSource(models.TextChoices):
     IMPORT = "import"
     MERGE = "merge"
     CORRECTION = "correction"
+    EXTRACTED = "extracted"
 
 
 class Edge(BankOwned):
@@ -136,6 +151,28 @@ class Edge(BankOwned):
             ),
             models.Index(fields=["bank", "type"]),
             models.Index(fields=["bank", "recorded_at"]),
+            # The fold's neighbour candidates, read newest first per end with a cap, so a hub
+            # costs the cap in index order rather than its degree (noted and bare apart).
+            models.Index(
+                fields=["from_entry", "-id"],
+                name="edge_from_open_noted",
+                condition=Q(invalidated_at__isnull=True) & ~Q(note=""),
+            ),
+            models.Index(
+                fields=["to_entry", "-id"],
+                name="edge_to_open_noted",
+                condition=Q(invalidated_at__isnull=True) & ~Q(note=""),
+            ),
+            models.Index(
+                fields=["from_entry", "-id"],
+                name="edge_from_open_bare",
+                condition=Q(invalidated_at__isnull=True, note=""),
+            ),
+            models.Index(
+                fields=["to_entry", "-id"],
+                name="edge_to_open_bare",
+                condition=Q(invalidated_at__isnull=True, note=""),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -155,7 +192,8 @@ class Edge(BankOwned):
 
 
 class Alias(BankOwned):
-    """A surface form naming an entry; unique per bank on its normalised form."""
+    """A surface form naming an entry. A form may name several entries (a real ambiguity: a
+    virtual package, two people of one name); each (form, entry) pair is one row."""
 
     surface = models.CharField(max_length=300)
     normalized = models.CharField(max_length=300)
@@ -170,8 +208,11 @@ class Alias(BankOwned):
         verbose_name_plural = "aliases"
         ordering = ["normalized"]
         constraints = [
-            models.UniqueConstraint(fields=["bank", "normalized"], name="alias_unique_per_bank"),
+            models.UniqueConstraint(
+                fields=["bank", "normalized", "entry"], name="alias_unique_per_entry"
+            ),
         ]
+        indexes = [models.Index(fields=["bank", "normalized"], name="alias_form_idx")]
 
     def __str__(self) -> str:
         return f"{self.surface} → {self.entry.short_id}"

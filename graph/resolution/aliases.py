@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rapidfuzz import fuzz, process
+from rapidfuzz import fuzz
 
 from graph.models import Alias
 from kb import audit
-from kb.errors import Conflict, InvalidInput
+from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryStatus, OperationKind
 
-RESOLVE_CONFIDENT = 90.0  # fuzzy score at or above which a single clear winner resolves
-RESOLVE_MARGIN = 6.0  # ... and it must beat the runner-up by this much
-RESOLVE_CANDIDATE = 70.0  # below this nothing is a candidate: not_found
+# Fuzzy resolution: scores are 0–100 over titles, keys (and their last segment) and aliases.
+RESOLVE_CONFIDENT = 88.0  # a single clear winner at or above this resolves
+RESOLVE_MARGIN = 8.0  # ... and it must beat the runner-up by this much (else: ambiguous)
+RESOLVE_FLOOR = 72.0  # abstention: below this nothing is a candidate, so not_found
+ENTITY_BONUS = 5.0  # a bare name (a few words) prefers kinds that name things
+BARE_NAME_WORDS = 4
 
 
 def normalize(text: str) -> str:
@@ -41,13 +47,9 @@ def add_alias(
         )
     norm = normalize(surface)
     with audit.operation(bank, OperationKind.LINK, actor=actor, alias=surface) as op:
-        existing = Alias.objects.filter(bank=bank, normalized=norm).first()
+        existing = Alias.objects.filter(bank=bank, normalized=norm, entry=entry).first()
         if existing is not None:
-            if existing.entry_id == entry.pk:
-                return existing
-            raise Conflict(
-                f"The alias {surface!r} already names another entry.", code="duplicate_alias"
-            )
+            return existing  # a form may name several entries, but each pair only once
         return Alias.objects.create(
             bank=bank,
             entry=entry,
@@ -56,6 +58,27 @@ def add_alias(
             source=source,
             actor=op.actor,
         )
+
+
+def remove_alias(
+    bank: Bank, entry: Entry, surface: str, *, reason: str = "", actor: str | None = None
+) -> Alias:
+    """Stop ``surface`` naming ``entry`` (one ``unlink`` operation; revertible). 404
+    ``alias_not_found`` when that form does not name this entry."""
+    norm = normalize(surface) if isinstance(surface, str) else ""
+    alias = Alias.objects.filter(bank=bank, entry=entry, normalized=norm).first() if norm else None
+    if alias is None:
+        raise NotFound(f"{surface!r} is not an alias of {entry.short_id}.", code="alias_not_found")
+    with audit.operation(
+        bank,
+        OperationKind.UNLINK,
+        reason=reason or "alias removed",
+        actor=actor,
+        entry=entry.short_id,
+        alias=alias.surface,
+    ):
+        alias.delete()
+    return alias
 
 
 @dataclass
@@ -74,8 +97,65 @@ def _follow(entry: Entry) -> Entry:
     return entry
 
 
+def candidate(entry: Entry, score: float) -> dict:
+    """What an agent needs to choose between candidates: id, title, kind, key and score."""
+    return {
+        "id": entry.short_id,
+        "title": entry.title,
+        "kind": entry.kind.name,
+        "key": entry.key,
+        "score": round(score, 3),
+    }
+
+
+def _key_forms(key: str) -> list[str]:
+    """A key and its last segment: ``service:billing`` is also named ``billing``."""
+    forms = [key]
+    tail = re.split(r"[:/]", key)[-1]
+    if tail and tail != key:
+        forms.append(tail)
+    return forms
+
+
+def surface_score(
+    query: str,
+    surface: str,
+    generic: set[str] = frozenset(),
+    weight: Callable[[str], float] | None = None,
+) -> float:
+    """How well ``surface`` (normalised) names what ``query`` (normalised) asks for, 0–100.
+
+    Full-string similarity (typos, word order), or containment: every query word is in the
+    surface, scored by how much of the surface the query covers, each word counted by
+    ``weight`` (its rarity in the bank: "Dr" covers less of "Dr Okafor" than "Okafor" does).
+    ``generic`` words (the entry's kind name: "Billing *service*") do not count against the
+    cover. Partial-substring scores are never used: they made every title containing
+    "billing" a 0.9 tie.
+    """
+    if query == surface:
+        return 100.0
+    best = max(fuzz.ratio(query, surface), fuzz.token_sort_ratio(query, surface))
+    q_words, s_words = set(query.split()), set(surface.split())
+    if q_words and q_words <= s_words:
+        meaningful = (s_words - generic) | (q_words & generic)
+        w = weight or (lambda _word: 1.0)
+        cover = sum(map(w, q_words)) / max(sum(map(w, meaningful)), 1e-9)
+        best = max(best, 70.0 + 25.0 * min(cover, 1.0))
+    return float(best)
+
+
+def _bare_name(norm: str) -> bool:
+    return 0 < len(norm.split()) <= BARE_NAME_WORDS
+
+
 def resolve(bank: Bank, text: str, *, limit: int = 5) -> Resolution:
-    """short_id, key, alias, then fuzzy matching with an abstention band."""
+    """short_id, key, alias, then fuzzy matching with an abstention band.
+
+    An alias form that names several entries answers ``ambiguous`` with all of them. Fuzzy
+    matching resolves only a clear winner (≥ ``RESOLVE_CONFIDENT`` and ahead of the runner-up by
+    ``RESOLVE_MARGIN``); for a bare name, kinds flagged ``entity`` (service, team, person …) get
+    ``ENTITY_BONUS``; nothing scoring under ``RESOLVE_FLOOR`` is a candidate.
+    """
     text = (text or "").strip()
     if not text:
         return Resolution("not_found")
@@ -87,36 +167,69 @@ def resolve(bank: Bank, text: str, *, limit: int = 5) -> Resolution:
         if entry is not None:
             return Resolution("resolved", matched, _follow(entry))
     norm = normalize(text)
-    alias = Alias.objects.filter(bank=bank, normalized=norm).select_related("entry").first()
-    if alias is not None and alias.entry.status != EntryStatus.DELETED:
-        return Resolution("resolved", "alias", _follow(alias.entry))
-    # Fuzzy: over titles, keys and aliases of entries that are not merged away.
-    choices: dict[str, list[int]] = {}
-    for pk, title, key in live.exclude(status=EntryStatus.MERGED).values_list("pk", "title", "key"):
-        for surface in (title, key):
-            if surface:
-                choices.setdefault(normalize(surface), []).append(pk)
-    for pk, alias_norm in Alias.objects.filter(bank=bank).values_list("entry_id", "normalized"):
-        choices.setdefault(alias_norm, []).append(pk)
-    if not norm or not choices:
-        return Resolution("not_found")
-    scored: dict[int, float] = {}
-    for surface, score, _ in process.extract(
-        norm, list(choices), scorer=fuzz.WRatio, limit=limit * 4
+    named: dict[int, Entry] = {}
+    for alias in (
+        Alias.objects.filter(bank=bank, normalized=norm)
+        .exclude(entry__status=EntryStatus.DELETED)
+        .select_related("entry__kind")
+        .order_by("id")
     ):
-        for pk in choices[surface]:
-            scored[pk] = max(scored.get(pk, 0.0), float(score))
-    ranked = sorted(scored.items(), key=lambda kv: -kv[1])
-    ranked = [(pk, s) for pk, s in ranked if s >= RESOLVE_CANDIDATE][:limit]
-    if not ranked:
+        survivor = _follow(alias.entry)
+        named.setdefault(survivor.pk, survivor)
+    if len(named) == 1:
+        return Resolution("resolved", "alias", next(iter(named.values())))
+    if len(named) > 1:
+        return Resolution("ambiguous", "alias", None, [candidate(e, 1.0) for e in named.values()])
+    if not norm:
         return Resolution("not_found")
-    entries = Entry.objects.select_related("kind").in_bulk([pk for pk, _ in ranked])
-    candidates = [
-        {"id": entries[pk].short_id, "title": entries[pk].title, "score": round(s / 100, 3)}
-        for pk, s in ranked
-    ]
-    best_pk, best = ranked[0]
-    runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
+    return _fuzzy(bank, live, norm, limit)
+
+
+def _fuzzy(bank: Bank, live, norm: str, limit: int) -> Resolution:
+    rows = live.exclude(status=EntryStatus.MERGED).values_list(
+        "pk", "title", "key", "kind__name", "kind__entity", "kind__structural"
+    )
+    surfaces: dict[int, set[str]] = {}
+    meta: dict[int, tuple[str, bool]] = {}
+    for pk, title, key, kind, entity, structural in rows:
+        forms = {normalize(title)} if title else set()
+        # A key names its entry; its last segment is a bare name only for entity kinds
+        # ("service:billing" is "billing", "recipe:ledger" is no name for "ledger").
+        for form in (_key_forms(key) if entity or structural else [key]) if key else []:
+            forms.add(normalize(form))
+        surfaces[pk] = {f for f in forms if f}
+        meta[pk] = (kind, bool(entity or structural))
+    for pk, alias_norm in Alias.objects.filter(bank=bank, entry_id__in=surfaces).values_list(
+        "entry_id", "normalized"
+    ):
+        surfaces[pk].add(alias_norm)
+    bare = _bare_name(norm)
+    frequency = Counter(
+        word for forms in surfaces.values() for word in set(" ".join(forms).split())
+    )
+    total = max(len(surfaces), 1)
+
+    def rarity(word: str) -> float:
+        return math.log(1 + total / frequency.get(word, 1))
+
+    scored: list[tuple[float, int]] = []
+    for pk, forms in surfaces.items():
+        kind, entity = meta[pk]
+        generic = set(normalize(kind).split())
+        score = max((surface_score(norm, form, generic, rarity) for form in forms), default=0.0)
+        if score < RESOLVE_FLOOR:
+            continue
+        if bare and entity:
+            score = min(100.0, score + ENTITY_BONUS)
+        scored.append((score, pk))
+    if not scored:
+        return Resolution("not_found")
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    ranked = scored[:limit]
+    entries = Entry.objects.select_related("kind").in_bulk([pk for _, pk in ranked])
+    candidates = [candidate(entries[pk], s / 100) for s, pk in ranked]
+    best, best_pk = ranked[0]
+    runner_up = ranked[1][0] if len(ranked) > 1 else 0.0
     if best >= RESOLVE_CONFIDENT and best - runner_up >= RESOLVE_MARGIN:
         return Resolution("resolved", "fuzzy", _follow(entries[best_pk]), candidates)
     return Resolution("ambiguous", None, None, candidates)

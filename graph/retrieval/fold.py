@@ -17,6 +17,13 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.utils import timezone
 
+from graph.retrieval.relevance import (
+    NEIGHBOR_CANDIDATE_CAP,
+    NOTE_RELEVANCE_SQL,
+    note_terms,
+    relevance_params,
+    vector_relevance_sql,
+)
 from kb.models import Bank
 
 PROTECTED = 2  # the two best-ranked results always stand as themselves
@@ -33,6 +40,7 @@ class PoolEdge:
     fold_role: str  # "dominates" | "parent" | ""
     priority: int
     note: str
+    note_relevance: float = 0.0  # the note's full-text rank against the query, in [0, 1)
 
 
 @dataclass
@@ -44,6 +52,7 @@ class Folded:
     direction: str  # seen from the representative (or from ``via`` when not adjacent)
     note: str
     via: dict | None = None  # {"id": member entry id, "relation", "direction"}
+    note_relevance: float = 0.0
 
 
 @dataclass
@@ -98,7 +107,8 @@ def _folded_item(rep: int, item: int, adjacency: dict[int, dict[int, list[PoolEd
     direct = adjacency[rep].get(item)
     if direct:
         edge = _best_edge(direct)
-        return Folded(item, edge.relation, "out" if edge.source == rep else "in", edge.note)
+        direction = "out" if edge.source == rep else "in"
+        return Folded(item, edge.relation, direction, edge.note, None, edge.note_relevance)
     # Shortest path from the representative; ``via`` is the member adjacent to the item on it.
     previous = {rep: rep}
     queue = deque([rep])
@@ -114,7 +124,7 @@ def _folded_item(rep: int, item: int, adjacency: dict[int, dict[int, list[PoolEd
     edge = _best_edge(adjacency[member][item])
     direction = "out" if edge.source == member else "in"
     via = {"id": member, "relation": edge.relation, "direction": direction}
-    return Folded(item, edge.relation, direction, edge.note, via)
+    return Folded(item, edge.relation, direction, edge.note, via, edge.note_relevance)
 
 
 def fold_pool(ranked: Sequence[int], edges: Sequence[PoolEdge], limit: int) -> FoldPlan:
@@ -167,19 +177,28 @@ _CURRENT = """ed.bank_id = %(bank)s AND ed.invalidated_at IS NULL
     AND (ed.valid_to IS NULL OR ed.valid_to > %(now)s)"""
 
 
-def edges_among(bank: Bank, ids: Sequence[int]) -> list[PoolEdge]:
-    """Every current edge among ``ids`` in one statement."""
+def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> list[PoolEdge]:
+    """Every current edge among ``ids`` in one statement, each with its note's relevance to
+    ``query``."""
     if len(ids) < 2:
         return []
+    note_rel = NOTE_RELEVANCE_SQL.format(note="ed.note")
     sql = f"""
-        SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority, ed.note
+        SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority,
+               ed.note, {note_rel}
           FROM graph_edge ed JOIN graph_edgetype t ON t.id = ed.type_id
          WHERE {_CURRENT}
            AND ed.from_entry_id = ANY(%(ids)s) AND ed.to_entry_id = ANY(%(ids)s)
     """
+    params = {
+        "bank": bank.pk,
+        "now": timezone.now(),
+        "ids": list(ids),
+        "note_terms": note_terms(query),
+    }
     with connection.cursor() as cur:
-        cur.execute(sql, {"bank": bank.pk, "now": timezone.now(), "ids": list(ids)})
-        return [PoolEdge(*row) for row in cur.fetchall()]
+        cur.execute(sql, params)
+        return [PoolEdge(*row[:7], float(row[7] or 0.0)) for row in cur.fetchall()]
 
 
 @dataclass
@@ -196,74 +215,150 @@ class Neighbor:
     direction: str  # seen from the result
     note: str
     pinned: bool
+    relevance: float | None = None  # None: the neighbour has no vectors yet
+    content: str | None = None  # only for ids the request asked to expand
+
+
+@dataclass
+class NeighborSelection:
+    neighbors: list[Neighbor]
+    capped: list[int]  # results whose candidate read stopped at the cap (a hub)
+
+
+# Each result's candidates are read in index order (partial indexes on (end, id) of open
+# edges, noted and bare apart): per direction the newest ``cap`` noted edges and the newest
+# ``cap // 3`` bare ones, so a hub costs a bounded number of rows, not its degree. A replacement (supersedes, in) is read on its own arm so the
+# cap can never hide it. The candidates are then ranked by relevance to the query.
+_NEIGHBORS_SQL = """
+WITH qv AS (SELECT %(qvec)s::vector AS v),
+r AS (SELECT unnest(%(results)s::bigint[]) AS id),
+sup AS (SELECT id FROM graph_edgetype WHERE name = 'supersedes'),
+e AS (
+    SELECT r.id AS result_id, c.* FROM r CROSS JOIN LATERAL (
+        (SELECT 1 AS arm, ed.id AS edge_id, ed.to_entry_id AS other_id, 'out'::text AS direction,
+                ed.type_id, ed.note
+           FROM graph_edge ed
+          WHERE ed.from_entry_id = r.id AND ed.invalidated_at IS NULL AND ed.note <> ''
+            AND {current} AND NOT ed.to_entry_id = ANY(%(pool)s)
+          ORDER BY ed.id DESC LIMIT %(cap)s)
+        UNION ALL
+        (SELECT 2, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note
+           FROM graph_edge ed
+          WHERE ed.to_entry_id = r.id AND ed.invalidated_at IS NULL AND ed.note <> ''
+            AND {current} AND NOT ed.from_entry_id = ANY(%(pool)s)
+          ORDER BY ed.id DESC LIMIT %(cap)s)
+        UNION ALL
+        (SELECT 3, ed.id, ed.to_entry_id, 'out', ed.type_id, ed.note
+           FROM graph_edge ed
+          WHERE ed.from_entry_id = r.id AND ed.invalidated_at IS NULL AND ed.note = ''
+            AND {current} AND NOT ed.to_entry_id = ANY(%(pool)s)
+          ORDER BY ed.id DESC LIMIT %(bare_cap)s)
+        UNION ALL
+        (SELECT 4, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note
+           FROM graph_edge ed
+          WHERE ed.to_entry_id = r.id AND ed.invalidated_at IS NULL AND ed.note = ''
+            AND {current} AND NOT ed.from_entry_id = ANY(%(pool)s)
+          ORDER BY ed.id DESC LIMIT %(bare_cap)s)
+        UNION ALL
+        (SELECT 5, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note
+           FROM graph_edge ed
+          WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id IN (SELECT id FROM sup)
+            AND NOT ed.from_entry_id = ANY(%(results)s)
+          ORDER BY ed.id DESC LIMIT 3)
+    ) c
+),
+capped AS (
+    SELECT DISTINCT result_id FROM (
+        SELECT result_id FROM e WHERE arm < 5 GROUP BY result_id, arm
+        HAVING count(*) >= CASE WHEN arm < 3 THEN %(cap)s ELSE %(bare_cap)s END
+    ) x
+),
+f AS (
+    SELECT DISTINCT ON (e.result_id, e.other_id) e.result_id, e.edge_id, e.other_id,
+           e.direction, e.note, t.name, t.neighbor_priority,
+           (t.name = 'supersedes' AND e.direction = 'in'
+            AND NOT e.other_id = ANY(%(results)s)) AS pin
+      FROM e JOIN graph_edgetype t ON t.id = e.type_id
+     ORDER BY e.result_id, e.other_id, 8 DESC, (e.note <> '') DESC, t.neighbor_priority DESC,
+              e.edge_id
+),
+s AS (
+    SELECT f.*, {vrel} AS vrel, {nrel} AS nrel
+      FROM f CROSS JOIN qv
+      JOIN kb_entry o ON o.id = f.other_id
+      LEFT JOIN kb_entryembedding emb ON emb.entry_id = f.other_id
+     WHERE o.status NOT IN ('merged', 'deleted')
+),
+ranked AS (
+    SELECT s.*, row_number() OVER (
+        PARTITION BY s.result_id
+        ORDER BY s.pin DESC,
+                 floor((coalesce(s.vrel, 0) + %(note_weight)s * s.nrel) / %(band)s) DESC,
+                 (s.note <> '') DESC, s.neighbor_priority DESC, s.edge_id
+    ) AS rn
+      FROM s
+     WHERE s.pin OR s.vrel IS NULL OR s.vrel + %(note_weight)s * s.nrel >= %(floor)s
+)
+SELECT ranked.result_id, o.id, o.short_id, o.title, o.summary, k.name, o.status, o.steps,
+       ranked.name, ranked.direction, ranked.note, ranked.pin,
+       ranked.vrel + %(note_weight)s * ranked.nrel, ranked.rn,
+       CASE WHEN o.short_id = ANY(%(expand)s::text[]) THEN o.content END
+  FROM ranked JOIN kb_entry o ON o.id = ranked.other_id JOIN kb_entrykind k ON k.id = o.kind_id
+ WHERE ranked.rn <= %(n)s OR ranked.pin
+UNION ALL
+SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL
+  FROM capped
+ ORDER BY 1, 14
+"""
 
 
 def neighbors_of(
-    bank: Bank, result_ids: Sequence[int], pool_ids: Sequence[int], per_result: int
-) -> list[Neighbor]:
+    bank: Bank,
+    result_ids: Sequence[int],
+    pool_ids: Sequence[int],
+    per_result: int,
+    *,
+    query: str = "",
+    query_vector: Sequence[float] | None = None,
+    floor: float | None = None,
+    cap: int = NEIGHBOR_CANDIDATE_CAP,
+    expand: Sequence[str] = (),
+) -> NeighborSelection:
     """Up to ``per_result`` one-hop neighbours per result from outside the pool, in one
-    statement: note-carrying edges first, then the edge type's neighbour priority. A result
-    superseded by an entry outside the results always gets that replacement first (pinned)."""
+    statement. A result superseded by an entry outside the results gets that replacement first
+    (pinned); the rest are ranked by relevance to the query (API.md step 7), then noted edges,
+    then the edge type's neighbour priority. Neighbours below ``floor`` are left out (a
+    neighbour without vectors yet is judged by its note alone and never dropped)."""
     if not result_ids:
-        return []
-    sql = f"""
-    WITH r AS (SELECT unnest(%(results)s::bigint[]) AS id),
-    e AS (
-        SELECT r.id AS result_id, ed.id AS edge_id, ed.to_entry_id AS other_id, 'out' AS direction,
-               t.name, t.neighbor_priority, ed.note
-          FROM r JOIN graph_edge ed ON ed.from_entry_id = r.id JOIN graph_edgetype t ON t.id = ed.type_id
-         WHERE {_CURRENT}
-        UNION ALL
-        SELECT r.id, ed.id, ed.from_entry_id, 'in', t.name, t.neighbor_priority, ed.note
-          FROM r JOIN graph_edge ed ON ed.to_entry_id = r.id JOIN graph_edgetype t ON t.id = ed.type_id
-         WHERE {_CURRENT}
-    ),
-    f AS (
-        SELECT DISTINCT ON (e.result_id, e.other_id) e.*,
-               (e.name = 'supersedes' AND e.direction = 'in' AND NOT e.other_id = ANY(%(results)s)) AS pin
-          FROM e JOIN kb_entry o ON o.id = e.other_id
-         WHERE o.status NOT IN ('merged', 'deleted')
-           AND (NOT e.other_id = ANY(%(pool)s)
-                OR (e.name = 'supersedes' AND e.direction = 'in' AND NOT e.other_id = ANY(%(results)s)))
-         ORDER BY e.result_id, e.other_id, 8 DESC, (e.note <> '') DESC, e.neighbor_priority DESC, e.edge_id
-    ),
-    ranked AS (
-        SELECT f.*, row_number() OVER (
-            PARTITION BY f.result_id ORDER BY f.pin DESC, (f.note <> '') DESC, f.neighbor_priority DESC, f.edge_id
-        ) AS rn
-          FROM f
+        return NeighborSelection([], [])
+    sql = _NEIGHBORS_SQL.format(
+        current=_CURRENT,
+        vrel=vector_relevance_sql("emb"),
+        nrel=NOTE_RELEVANCE_SQL.format(note="f.note"),
     )
-    SELECT ranked.result_id, o.id, o.short_id, o.title, o.summary, k.name, o.status, o.steps,
-           ranked.name, ranked.direction, ranked.note, ranked.pin
-      FROM ranked JOIN kb_entry o ON o.id = ranked.other_id JOIN kb_entrykind k ON k.id = o.kind_id
-     WHERE ranked.rn <= %(n)s OR ranked.pin
-     ORDER BY ranked.result_id, ranked.rn
-    """
     params = {
+        **relevance_params(bank, query, query_vector),
         "bank": bank.pk,
         "now": timezone.now(),
         "results": list(result_ids),
         "pool": list(pool_ids),
         "n": per_result,
+        "cap": cap,
+        "bare_cap": max(1, cap // 3),
+        "floor": -1.0 if floor is None else floor,
+        "expand": list(expand),
     }
     with connection.cursor() as cur:
         cur.execute(sql, params)
         rows = cur.fetchall()
-    out = []
-    for (
-        result_id,
-        entry_id,
-        short_id,
-        title,
-        summary,
-        kind,
-        status,
-        steps,
-        relation,
-        direction,
-        note,
-        pin,
-    ) in rows:
+    out, capped = [], []
+    for row in rows:
+        if row[1] is None:
+            capped.append(row[0])
+            continue
+        (result_id, entry_id, short_id, title, summary, kind, status, steps) = row[:8]
+        relation, direction, note, pin, relevance = row[8:13]
         if isinstance(steps, str):  # jsonb arrives decoded from psycopg; text only from old rows
             steps = json.loads(steps)
         out.append(
@@ -280,6 +375,8 @@ def neighbors_of(
                 direction,
                 note,
                 pin,
+                None if relevance is None else float(relevance),
+                row[14],
             )
         )
-    return out
+    return NeighborSelection(out, capped)

@@ -1,6 +1,7 @@
 """The query service behind ``POST /api/v1/banks/{bank}/query``: flat ranking from kb, then
 (by default) the fold over the graph. The fold adds exactly two SQL statements to a flat
-query whatever the pool, result or neighbour counts.
+query whatever the pool, result or neighbour counts; everything the answer says about the
+relations between results, confidence and size comes from what those statements read.
 """
 
 from __future__ import annotations
@@ -9,9 +10,22 @@ import time
 from dataclasses import asdict, dataclass
 
 from graph.models import QueryLog
+from graph.retrieval.answer import (
+    DEFAULT_BUDGET_PER_RESULT,
+    asks_for_history,
+    attach_links,
+    bound_fields,
+    confidence_band,
+    estimate_tokens,
+    fit_budget,
+    floors,
+    order_corrections,
+)
 from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
+from graph.retrieval.relevance import NOTE_WEIGHT
 from kb.models import Bank, Entry, EntryStatus
 from kb.presenters import entry_core
+from kb.services.embedding import embed_query
 from kb.services.search import rank_candidates
 from kb.services.usage import bump_usage
 
@@ -27,6 +41,10 @@ class QueryParams:
     kinds: list[str] | None = None
     systems: list[str] | None = None
     include_retired: bool = True
+    budget_tokens: int | None = None  # None: the bank's per-result default times ``limit``
+    compact: bool = False
+    expand: list[str] | None = None
+    history: bool | None = None  # None: read from the query's words
 
 
 def lifecycle_note(entry: Entry) -> str | None:
@@ -40,7 +58,7 @@ def lifecycle_note(entry: Entry) -> str | None:
     return None
 
 
-def _result_item(entry: Entry, hit, rank: int) -> dict:
+def _result_item(entry: Entry, hit, rank: int, floor: float, high: float) -> dict:
     item = entry_core(entry)
     item.update(
         {
@@ -48,6 +66,9 @@ def _result_item(entry: Entry, hit, rank: int) -> dict:
             "rank": rank,
             "matched_by": hit.matched_by,
             "lifecycle": lifecycle_note(entry),
+            "relevance": round(hit.relevance or 0.0, 4),
+            "confidence": confidence_band(hit.relevance, floor, high),
+            "truncated": False,
             "related": [],
             "neighbors": [],
         }
@@ -71,6 +92,13 @@ def _pointer(entry: Entry, kind: str, relation: str, direction: str, note: str) 
     return item
 
 
+def _budget(bank: Bank, params: QueryParams) -> int:
+    if params.budget_tokens is not None:
+        return params.budget_tokens
+    per_result = int(bank.setting("budget_tokens_per_result", DEFAULT_BUDGET_PER_RESULT))
+    return per_result * params.limit
+
+
 def run_query(
     bank: Bank,
     params: QueryParams,
@@ -82,7 +110,11 @@ def run_query(
     """Answer a query as API.md's response body. Usage is bumped for the returned ids only and
     the query is logged — unless ``record`` is false (replays and labs measure, never count)."""
     started = time.perf_counter()
+    floor, high, neighbor_floor = floors(bank)
+    expand = set(params.expand or ())
     pool_size = max(params.pool, params.limit) if params.fold else params.limit
+    if query_vector is None:
+        query_vector = embed_query(params.query)
     hits = rank_candidates(
         bank,
         params.query,
@@ -98,30 +130,67 @@ def run_query(
     pool_ids = [h.entry_id for h in hits]
 
     results: list[dict] = []
-    pointer_ids: list[str] = []
-    neighbor_ids: list[str] = []
     stats = {"pool": len(hits), "groups": len(hits), "folded": 0, "refilled": 0, "neighbors": 0}
+    stats.update(neighbor_cap_reached=0, refills_below_floor=0, ranked_after_corrector=0)
     if not params.fold:
         for i, hit in enumerate(hits[: params.limit], start=1):
-            results.append(_result_item(entries[hit.entry_id], hit, i))
+            results.append(_result_item(entries[hit.entry_id], hit, i, floor, high))
         returned = pool_ids[: params.limit]
+        attach_links(results, returned, [], {})
     else:
-        plan = fold_pool(pool_ids, edges_among(bank, pool_ids), params.limit)
-        stats.update(groups=plan.groups, folded=plan.folded, refilled=plan.refilled)
-        returned = [r.entry_id for r in plan.results]
-        for i, folded in enumerate(plan.results, start=1):
-            item = _result_item(entries[folded.entry_id], by_id[folded.entry_id], i)
-            for f in folded.related:
-                pointer = _pointer(entries[f.entry_id], "folded", f.relation, f.direction, f.note)
+        pool_edges = edges_among(bank, pool_ids, params.query)
+        plan = fold_pool(pool_ids, pool_edges, params.limit)
+        # Refills are the pool's tail: only those that clear the relevance floor take a slot.
+        kept = [
+            r
+            for r in plan.results
+            if r.position <= params.limit or (by_id[r.entry_id].relevance or 0.0) >= floor
+        ]
+        stats.update(
+            groups=plan.groups,
+            folded=sum(len(r.related) for r in kept),
+            refilled=sum(1 for r in kept if r.position > params.limit),
+            refills_below_floor=len(plan.results) - len(kept),
+        )
+        returned = [r.entry_id for r in kept]
+        for i, folded in enumerate(kept, start=1):
+            item = _result_item(entries[folded.entry_id], by_id[folded.entry_id], i, floor, high)
+            # Pointers in order of relevance to the query (the member's own, plus its note's),
+            # then pool rank: the first pointer an agent reads is the one that matters.
+            related = sorted(
+                folded.related,
+                key=lambda f: (
+                    -((by_id[f.entry_id].relevance or 0.0) + NOTE_WEIGHT * f.note_relevance)
+                ),
+            )
+            for f in related:
+                member = entries[f.entry_id]
+                pointer = _pointer(member, "folded", f.relation, f.direction, f.note)
                 pointer["via"] = None
                 if f.via is not None:
                     pointer["via"] = {**f.via, "id": entries[f.via["id"]].short_id}
+                if member.short_id in expand:
+                    pointer["content"] = member.content
                 item["related"].append(pointer)
-                pointer_ids.append(pointer["id"])
             results.append(item)
-        position = {entry_id: i for i, entry_id in enumerate(returned)}
-        for n in neighbors_of(bank, returned, pool_ids, params.neighbors):
-            target = results[position[n.result_id]]
+        attach_links(results, returned, pool_edges, {pk: e.short_id for pk, e in entries.items()})
+        history = params.history if params.history is not None else asks_for_history(params.query)
+        if not history:
+            stats["ranked_after_corrector"] = order_corrections(results)
+        position = {item["id"]: i for i, item in enumerate(results)}
+        row_of = {entry_id: position[entries[entry_id].short_id] for entry_id in returned}
+        selection = neighbors_of(
+            bank,
+            returned,
+            pool_ids,
+            params.neighbors,
+            query=params.query,
+            query_vector=query_vector,
+            floor=neighbor_floor if neighbor_floor > 0 else None,
+            expand=sorted(expand),
+        )
+        stats["neighbor_cap_reached"] = len(selection.capped)
+        for n in selection.neighbors:
             pointer = {
                 "id": n.short_id,
                 "relation": n.relation,
@@ -136,28 +205,46 @@ def run_query(
                 pointer["steps"] = n.steps
             if n.pinned:
                 pointer["replacement"] = True
-            target["neighbors"].append(pointer)
-            neighbor_ids.append(n.short_id)
-        stats["neighbors"] = len(neighbor_ids)
+            if n.content is not None:
+                pointer["content"] = n.content
+            results[row_of[n.result_id]]["neighbors"].append(pointer)
 
+    if params.compact:
+        for item in results:
+            if item["content"]:
+                item["content"], item["truncated"] = "", True
+    for item in results:
+        bound_fields(item)
+    body = {
+        "bank": bank.slug,
+        "query": params.query,
+        "fold": params.fold,
+        "no_good_match": not any((by_id[pk].relevance or 0.0) >= floor for pk in returned),
+        "results": results,
+        "stats": stats,
+    }
+    budget = _budget(bank, params)
+    # Placeholders as wide as the final figures, so filling them in cannot break the budget.
+    stats.update(tokens=budget, budget_tokens=budget, took_ms=99999.9, neighbors=99999)
+    stats.update(contents_cut=999, results_cut=999)
+    stats.update(fit_budget(body, budget))
+    stats["neighbors"] = sum(len(r["neighbors"]) for r in results)
     took_ms = round((time.perf_counter() - started) * 1000, 1)
     stats["took_ms"] = took_ms
+    for _ in range(3):  # the figure is part of what it counts
+        stats["tokens"] = estimate_tokens(body)
+    returned_short = [r["id"] for r in results]
     if record:
-        bump_usage(returned)
+        shown = set(returned_short)
+        bump_usage([pk for pk in returned if entries[pk].short_id in shown])
         QueryLog.objects.create(
             bank=bank,
             actor=actor,
             query=params.query,
             params={k: v for k, v in asdict(params).items() if k != "query"},
-            result_ids=[r["id"] for r in results],
-            pointer_ids=pointer_ids,
-            neighbor_ids=neighbor_ids,
+            result_ids=returned_short,
+            pointer_ids=[p["id"] for r in results for p in r["related"]],
+            neighbor_ids=[p["id"] for r in results for p in r["neighbors"]],
             took_ms=took_ms,
         )
-    return {
-        "bank": bank.slug,
-        "query": params.query,
-        "fold": params.fold,
-        "results": results,
-        "stats": stats,
-    }
+    return body

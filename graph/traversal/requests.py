@@ -25,7 +25,7 @@ from graph.traversal.walk import (
 )
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryStatus
-from kb.services.entries import find_entry
+from kb.services.entries import find_entry, kinds_for_bank
 
 
 @dataclass
@@ -44,10 +44,11 @@ class TraversalRequest:
     limits: Limits
     valid_at: dt.datetime | None
     as_of: dt.datetime | None
+    kinds: list[str] | None = None
 
     def run(self, bank: Bank) -> TraversalResult:
         result = traverse(
-            bank, self.start.entry, self.steps, self.limits, self.valid_at, self.as_of
+            bank, self.start.entry, self.steps, self.limits, self.valid_at, self.as_of, self.kinds
         )
         result.start_given, result.start_matched = self.start.given, self.start.matched
         return result
@@ -64,6 +65,7 @@ TRAVERSE_FIELDS = {
     "max_evidence_tokens",
     "valid_at",
     "as_of",
+    "kinds",
 }
 _LIMIT_RANGES = {
     "max_depth": (1, MAX_DEPTH),
@@ -254,5 +256,31 @@ def clean_traversal(bank: Bank, data: dict) -> TraversalRequest:
         _type_ids(steps, types)
         limits = clean_limits(data, max_depth_default=DEFAULT_DEPTH)
     valid_at, as_of = clean_clocks(data)
+    kinds = clean_kinds(bank, data.get("kinds"))
     start = resolve_start(bank, data["start"])
-    return TraversalRequest(start, steps, limits, valid_at, as_of)
+    return TraversalRequest(start, steps, limits, valid_at, as_of, kinds)
+
+
+def clean_kinds(bank: Bank, value: Any) -> list[str] | None:
+    """``kinds``: null (every kind) or a non-empty list of the bank's kind names."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(name, str) for name in value)
+        or len(value) > 100
+    ):
+        raise InvalidInput(
+            "kinds must be a non-empty list of entry kind names.",
+            code="invalid_kinds",
+            fields={"kinds": "A list of kind names."},
+        )
+    unknown = sorted(set(value) - set(kinds_for_bank(bank)))
+    if unknown:
+        raise InvalidInput(
+            f"Unknown entry kinds: {', '.join(unknown)}.",
+            code="unknown_kind",
+            fields={"kinds": f"Not a kind of this bank: {', '.join(unknown)}."},
+        )
+    return sorted(set(value))

@@ -38,6 +38,7 @@ from graph.models import Edge, EdgeType
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry
 from kb.presenters import iso
+from kb.services.entries import kinds_for_bank
 
 DIRECTIONS = ("out", "in", "both")
 DEFAULT_DEPTH = 2  # relations mode without max_depth: two hops stay a specific answer (001_*)
@@ -257,19 +258,33 @@ def _allowed(bank: Bank, type_ids: list[int], clock: Q):
     return Edge.objects.filter(bank_id=bank.pk, type_id__in=type_ids).filter(clock).order_by()
 
 
+def _far_end_q(end: str, kind_ids: Sequence[int] | None) -> Q:
+    """The far end (``"to"`` or ``"from"``) is of an allowed kind (no filter without kinds)."""
+    return Q(**{f"{end}_entry__kind_id__in": list(kind_ids)}) if kind_ids is not None else Q()
+
+
 def _read_hop(
-    bank: Bank, level: list[int], type_ids: list[int], direction: str, clock: Q, limit: int
+    bank: Bank,
+    level: list[int],
+    type_ids: list[int],
+    direction: str,
+    clock: Q,
+    limit: int,
+    kind_ids: Sequence[int] | None = None,
 ) -> list[EdgeRow]:
-    """The allowed edges touching ``level`` in ``direction``: one statement, at most ``limit``."""
+    """The allowed edges touching ``level`` in ``direction`` whose far end is of an allowed kind:
+    one statement, at most ``limit``."""
     if limit <= 0 or not level:
         return []
     qs = _allowed(bank, type_ids, clock)
+    out_q = Q(_InArray("from_entry_id", level)) & _far_end_q("to", kind_ids)
+    in_q = Q(_InArray("to_entry_id", level)) & _far_end_q("from", kind_ids)
     if direction == "out":
-        qs = qs.filter(_InArray("from_entry_id", level))
+        qs = qs.filter(out_q)
     elif direction == "in":
-        qs = qs.filter(_InArray("to_entry_id", level))
+        qs = qs.filter(in_q)
     else:
-        qs = qs.filter(Q(_InArray("from_entry_id", level)) | Q(_InArray("to_entry_id", level)))
+        qs = qs.filter(out_q | in_q)
     rows = [EdgeRow(*row) for row in qs.values_list(*_EDGE_COLUMNS)[:limit]]
     rows.sort(key=lambda row: row.id)  # a deterministic expansion order among the rows read
     return rows
@@ -284,6 +299,7 @@ def _still_open(
     *,
     skip_edges: Sequence[int] = (),
     reached: Sequence[int] = (),
+    kind_ids: Sequence[int] | None = None,
 ) -> set[int]:
     """Those of ``nodes`` with an allowed edge, other than ``skip_edges``, to an entry not in
     ``reached``: the nodes whose expansion a ceiling cut. One statement (EXISTS per node)."""
@@ -294,12 +310,12 @@ def _still_open(
         base = base.exclude(_InArray("id", skip_edges))
     conditions = []
     if direction in ("out", "both"):
-        onward = base.filter(from_entry_id=OuterRef("pk"))
+        onward = base.filter(_far_end_q("to", kind_ids), from_entry_id=OuterRef("pk"))
         conditions.append(
             Exists(onward.exclude(_InArray("to_entry_id", reached)) if reached else onward)
         )
     if direction in ("in", "both"):
-        onward = base.filter(to_entry_id=OuterRef("pk"))
+        onward = base.filter(_far_end_q("from", kind_ids), to_entry_id=OuterRef("pk"))
         conditions.append(
             Exists(onward.exclude(_InArray("from_entry_id", reached)) if reached else onward)
         )
@@ -325,10 +341,12 @@ def traverse(
     limits: Limits | None = None,
     valid_at: dt.datetime | None = None,
     as_of: dt.datetime | None = None,
+    kinds: Sequence[str] | None = None,
 ) -> TraversalResult:
     """Walk from ``start_entry`` along ``steps`` — one Step per hop, or a single Step repeated
     every hop up to ``limits.max_depth`` (default 2) — with edges valid at ``valid_at`` and
-    believed at ``as_of`` (both default to now). Statements: one for the vocabulary, one per
+    believed at ``as_of`` (both default to now), reaching only entries of ``kinds`` when given
+    (an allow-list; the start is exempt). Statements: one for the vocabulary, one per
     hop, at most two when a ceiling cuts the walk, one for the reached entries."""
     limits = limits or Limits()
     if start_entry.bank_id != bank.pk:
@@ -349,6 +367,9 @@ def traverse(
         depth_cap = min(planned, limits.max_depth or planned)
         plan = {"steps": [step.as_json() for step in hops]}
     type_ids = [_type_ids(step, types) for step in hops]
+    kind_ids = _kind_ids(bank, kinds)
+    if kinds is not None:
+        plan["kinds"] = sorted(kinds)
     # believed_q(now) rather than believed_q(None) ("invalidated_at IS NULL"): the latter lets
     # the planner pick the partial GiST exclusion index for to_entry_id lookups, where
     # to_entry_id is not the leading column — thousands of times slower on a large bank.
@@ -370,7 +391,7 @@ def traverse(
         if not level:
             break
         direction = hops[d].direction
-        rows = _read_hop(bank, level, type_ids[d], direction, clock, budget + 1)
+        rows = _read_hop(bank, level, type_ids[d], direction, clock, budget + 1, kind_ids)
         result.edges_read += len(rows)
         expanded = rows[:budget]
         result.expansions += len(expanded)
@@ -405,6 +426,7 @@ def traverse(
                 clock,
                 skip_edges=[edge.id for edge in expanded],
                 reached=earlier,
+                kind_ids=kind_ids,
             )
             if d + 1 < depth_cap:
                 frontier |= _still_open(
@@ -414,6 +436,7 @@ def traverse(
                     hops[d + 1].direction,
                     clock,
                     reached=list(result.depth),
+                    kind_ids=kind_ids,
                 )
             result.frontier = [pk for pk in result.depth if pk in frontier]
             break
@@ -422,7 +445,13 @@ def traverse(
         # Stopped by max_depth, not by the plan: cut only if some node could have gone on.
         nxt = hops[depth_cap] if depth_cap < len(hops) else hops[-1]
         onward = _still_open(
-            bank, level, _type_ids(nxt, types), nxt.direction, clock, reached=list(result.depth)
+            bank,
+            level,
+            _type_ids(nxt, types),
+            nxt.direction,
+            clock,
+            reached=list(result.depth),
+            kind_ids=kind_ids,
         )
         if onward:
             result.hit("max_depth")
@@ -460,3 +489,11 @@ def _finish(result: TraversalResult) -> None:
     rows = entries.values_list("pk", "short_id", "title", "kind__name", "key")
     found = {pk: NodeInfo(sid, title, kind, key) for pk, sid, title, kind, key in rows}
     result.nodes = {pk: found[pk] for pk in result.depth}
+
+
+def _kind_ids(bank: Bank, kinds: Sequence[str] | None) -> list[int] | None:
+    """Ids of the allowed entry kinds (None: every kind)."""
+    if kinds is None:
+        return None
+    vocabulary = kinds_for_bank(bank)
+    return [vocabulary[name].pk for name in kinds if name in vocabulary]

@@ -4,7 +4,30 @@ Validation itself lives in the services (so REST, MCP, imports and commands agre
 classes describe the shapes for the schema and the offline docs.
 """
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+
+def _only(name: str, schema: dict) -> dict:
+    return {
+        "type": "object",
+        "properties": {name: schema},
+        "required": [name],
+        "additionalProperties": False,
+    }
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            _only("durable", {"type": "boolean", "enum": [True]}),
+            _only("expires_at", {"type": "string", "format": "date"}),
+            _only("resolved_by", {"type": "string", "minLength": 1}),
+        ]
+    }
+)
+class LifetimeField(serializers.DictField):
+    """Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}."""
 
 
 class ErrorBody(serializers.Serializer):
@@ -38,7 +61,7 @@ class EntryWriteSerializer(serializers.Serializer):
     systems = serializers.ListField(child=serializers.CharField(), required=False)
     tasks = serializers.ListField(child=serializers.CharField(), required=False)
     metadata = serializers.DictField(required=False)
-    lifetime = serializers.DictField(
+    lifetime = LifetimeField(
         help_text='Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}.'
     )
     anchors = AnchorsSerializer(required=False)
@@ -48,7 +71,7 @@ class EntryWriteSerializer(serializers.Serializer):
 
 class EntryPatchSerializer(EntryWriteSerializer):
     title = serializers.CharField(required=False)
-    lifetime = serializers.DictField(required=False)
+    lifetime = LifetimeField(required=False)
 
 
 class EntryLinkSerializer(serializers.Serializer):
@@ -85,6 +108,13 @@ class EntrySerializer(serializers.Serializer):
     merged_from = serializers.CharField(required=False)
 
 
+class EntryBatchSerializer(serializers.Serializer):
+    results = EntrySerializer(many=True)
+    missing = serializers.ListField(
+        child=serializers.CharField(), help_text="Requested ids that name no entry of the bank."
+    )
+
+
 class QueryRequestSerializer(serializers.Serializer):
     query = serializers.CharField()
     limit = serializers.IntegerField(required=False, default=8, min_value=1, max_value=100)
@@ -95,6 +125,39 @@ class QueryRequestSerializer(serializers.Serializer):
     kinds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
     systems = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
     include_retired = serializers.BooleanField(required=False, default=True)
+    budget_tokens = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=200,
+        max_value=200_000,
+        help_text="The whole response fits this many tokens (characters / 4); content is cut "
+        "first (marked truncated), then results from the last. Default: the bank's "
+        "budget_tokens_per_result (250) times limit.",
+    )
+    compact = serializers.BooleanField(
+        required=False, default=False, help_text="Results without content."
+    )
+    expand = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        allow_null=True,
+        max_length=50,
+        help_text="Ids of folded or neighbour items to return with their content.",
+    )
+    history = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Keep corrected results at their own rank (default: read from the query).",
+    )
+
+
+class ResultLinkSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    relation = serializers.CharField()
+    direction = serializers.ChoiceField(choices=["in", "out"])
+    note = serializers.CharField(allow_blank=True)
 
 
 class RelatedItemSerializer(serializers.Serializer):
@@ -110,6 +173,9 @@ class RelatedItemSerializer(serializers.Serializer):
     via = serializers.DictField(required=False, allow_null=True, help_text="Folded items only.")
     replacement = serializers.BooleanField(
         required=False, help_text="Pinned: supersedes this result."
+    )
+    content = serializers.CharField(
+        required=False, help_text="Only for ids in the request's expand."
     )
 
 
@@ -133,6 +199,24 @@ class QueryResultSerializer(serializers.Serializer):
     )
     related = RelatedItemSerializer(many=True)
     neighbors = RelatedItemSerializer(many=True)
+    relevance = serializers.FloatField(
+        required=False, help_text="Weighted cosine (plus the lexical arm), before kind/lifecycle."
+    )
+    confidence = serializers.ChoiceField(
+        choices=["high", "medium", "low"],
+        required=False,
+        help_text="low: below the bank's relevance_floor; high: at or above confidence_high.",
+    )
+    truncated = serializers.BooleanField(required=False, help_text="content was cut (or compact).")
+    links = ResultLinkSerializer(
+        many=True, required=False, help_text="Every current edge to another returned result."
+    )
+    corrected_by = serializers.CharField(
+        required=False, allow_null=True, help_text="A returned result that corrects this one."
+    )
+    superseded_by = serializers.CharField(
+        required=False, allow_null=True, help_text="A returned result that supersedes this one."
+    )
 
 
 class QueryStatsSerializer(serializers.Serializer):
@@ -142,12 +226,24 @@ class QueryStatsSerializer(serializers.Serializer):
     refilled = serializers.IntegerField()
     neighbors = serializers.IntegerField()
     took_ms = serializers.FloatField()
+    neighbor_cap_reached = serializers.IntegerField(
+        required=False, help_text="Results whose neighbour candidates were capped (hubs)."
+    )
+    refills_below_floor = serializers.IntegerField(required=False)
+    ranked_after_corrector = serializers.IntegerField(required=False)
+    tokens = serializers.IntegerField(required=False)
+    budget_tokens = serializers.IntegerField(required=False)
+    contents_cut = serializers.IntegerField(required=False)
+    results_cut = serializers.IntegerField(required=False)
 
 
 class QueryResponseSerializer(serializers.Serializer):
     bank = serializers.CharField()
     query = serializers.CharField()
     fold = serializers.BooleanField()
+    no_good_match = serializers.BooleanField(
+        required=False, help_text="No result clears the bank's relevance floor."
+    )
     results = QueryResultSerializer(many=True)
     stats = QueryStatsSerializer()
 
@@ -182,3 +278,20 @@ class RetireSerializer(serializers.Serializer):
     reason = serializers.CharField()
     evidence = serializers.CharField(help_text="Verbatim text showing the old state ended.")
     superseded_by = serializers.CharField(required=False, allow_null=True)
+
+
+class WriteWarningSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="connection_without_note, duplicate, …")
+    message = serializers.CharField()
+    fields = serializers.DictField()
+
+
+class SimilarEntrySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    title = serializers.CharField()
+    score = serializers.FloatField(help_text="Cosine similarity of the content vectors.")
+
+
+class EntryWrittenSerializer(EntrySerializer):
+    warnings = WriteWarningSerializer(many=True)
+    similar = SimilarEntrySerializer(many=True)

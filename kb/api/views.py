@@ -12,8 +12,10 @@ from kb import extensions
 from kb.api import schemas
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
-from kb.api.params import int_param, reject_unknown
+from kb.api.params import int_param, int_query, reject_unknown
+from kb.api.parsers import BoundedMultiPartParser, read_bounded
 from kb.api.render import entry_core, entry_detail
+from kb.errors import NotFound
 from kb.models import Bank, Job, Scope
 from kb.services import bulk
 from kb.services.entries import (
@@ -24,6 +26,7 @@ from kb.services.entries import (
     update_entry,
     verify_entry,
 )
+from kb.services.feedback import entry_feedback
 from kb.services.guard import check_learning
 from kb.services.recall import recall_anchors, stale_entries
 
@@ -50,11 +53,50 @@ def _detail_response(bank: Bank, ref: str) -> dict:
     return entry_detail(entry, merged_from=merged_from)
 
 
+MAX_BATCH_IDS = 100
+
+
 class EntryListView(BankAPIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "ids",
+                str,
+                required=True,
+                description=f"Comma-separated entry ids or keys (at most {MAX_BATCH_IDS}).",
+            )
+        ],
+        responses={200: schemas.EntryBatchSerializer, **ERRORS},
+        operation_id="banks_entries_batch",
+        summary="Read several entries in one call",
+    )
+    def get(self, request, bank: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        raw = request.query_params.get("ids", "")
+        ids = list(dict.fromkeys(x.strip() for x in raw.split(",") if x.strip()))
+        if not ids:
+            raise ApiError(
+                400, "invalid_ids", "Pass ids=a,b,c (one or more entry ids).", {"ids": "required"}
+            )
+        if len(ids) > MAX_BATCH_IDS:
+            raise ApiError(
+                400,
+                "invalid_ids",
+                f"At most {MAX_BATCH_IDS} ids per call.",
+                {"ids": f"{len(ids)} given"},
+            )
+        results, missing = [], []
+        for ref in ids:
+            try:
+                results.append(_detail_response(bank_obj, ref))
+            except NotFound:
+                missing.append(ref)
+        return Response({"results": results, "missing": missing})
+
     @extend_schema(
         request=schemas.EntryWriteSerializer,
         responses={
-            201: schemas.EntrySerializer,
+            201: schemas.EntryWrittenSerializer,
             409: schemas.ErrorEnvelope,
             422: schemas.ErrorEnvelope,
             **ERRORS,
@@ -66,8 +108,10 @@ class EntryListView(BankAPIView):
         data = clean_entry_data(bank_obj, self.json_body(request))
         check_learning(data)
         entry = create_entry(bank_obj, data, actor=actor_for(request))
+        feedback = entry_feedback(bank_obj, entry, data.get("connections"))
         return Response(
-            entry_detail(find_entry(bank_obj, entry.short_id)), status=status.HTTP_201_CREATED
+            {**entry_detail(find_entry(bank_obj, entry.short_id)), **feedback.as_json()},
+            status=status.HTTP_201_CREATED,
         )
 
 
@@ -75,10 +119,19 @@ class EntryDetailView(BankAPIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "as_of", str, description="ISO timestamp with zone: what the bank believed then."
+                "as_of",
+                {"type": "string", "format": "date-time"},
+                description="ISO timestamp with zone: what the bank believed then.",
             ),
             OpenApiParameter(
-                "valid_at", str, description="With as_of: edges valid at this date or time."
+                "valid_at",
+                {
+                    "anyOf": [
+                        {"type": "string", "format": "date"},
+                        {"type": "string", "format": "date-time"},
+                    ]
+                },
+                description="With as_of: edges valid at this date or time.",
             ),
         ],
         responses={200: schemas.EntrySerializer, **ERRORS},
@@ -108,7 +161,7 @@ class EntryDetailView(BankAPIView):
         return Response(_detail_response(bank_obj, entry.short_id))
 
     @extend_schema(
-        parameters=[OpenApiParameter("reason", str, required=True)],
+        parameters=[OpenApiParameter("reason", {"type": "string", "minLength": 1}, required=True)],
         responses={200: schemas.DeleteResultSerializer, **ERRORS},
         summary="Delete an entry, bridging its edges (scope curate)",
     )
@@ -121,7 +174,7 @@ class EntryDetailView(BankAPIView):
         if deleter is None:
             raise ApiError(400, "not_supported_yet", "Deleting entries needs the graph app.")
         result = deleter(bank_obj, entry_id, reason, actor=actor_for(request))
-        return Response(result)
+        return Response(result.as_json())
 
 
 class EntryVerifyView(BankAPIView):
@@ -144,7 +197,7 @@ class NDJSONParser(parsers.BaseParser):
     media_type = "application/x-ndjson"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        raw = stream.read() if stream is not None else b""
+        raw = read_bounded(stream, (parser_context or {}).get("view"))
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -156,7 +209,8 @@ class JSONLinesAliasParser(NDJSONParser):
 
 
 class ImportView(BankAPIView):
-    parser_classes = [NDJSONParser, JSONLinesAliasParser, parsers.MultiPartParser]
+    parser_classes = [NDJSONParser, JSONLinesAliasParser, BoundedMultiPartParser]
+    max_body_setting = "KB_MAX_IMPORT_BYTES"
 
     @extend_schema(
         request={
@@ -211,6 +265,10 @@ class JobView(AuditedViewMixin, APIView):
         responses={200: schemas.JobSerializer, 404: schemas.ErrorEnvelope}, summary="Job status"
     )
     def get(self, request, job_id: str):
+        return Response(job_json(self.check_options_access(request, job_id)))
+
+    def check_options_access(self, request, job_id: str) -> Job:
+        """The job if the caller may see it, else 404 (GET, HEAD and OPTIONS alike)."""
         job = Job.objects.select_related("bank").filter(public_id=job_id).first()
         user = request.user
         visible = job is not None and (
@@ -222,7 +280,7 @@ class JobView(AuditedViewMixin, APIView):
         )
         if not visible:
             raise ApiError(404, "job_not_found", f"No job {job_id!r} is visible to you.")
-        return Response(job_json(job))
+        return job
 
 
 class RecallAnchorsView(BankAPIView):
@@ -258,10 +316,8 @@ class RecallAnchorsView(BankAPIView):
 class StaleEntriesView(BankAPIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter(
-                "days", int, description="Not verified in this many days (default 90)."
-            ),
-            OpenApiParameter("limit", int),
+            int_query("days", 90, 0, 36500, "Not verified in this many days (default 90)."),
+            int_query("limit", 100, 1, 1000),
         ],
         responses={200: schemas.StaleListSerializer, **ERRORS},
         summary="Entries nobody verified in N days",

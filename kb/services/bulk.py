@@ -19,6 +19,7 @@ from django.utils import timezone
 from kb import audit
 from kb.errors import InvalidInput, KbError
 from kb.history_rows import copy_rows
+from kb.inputs import check_string, loads_checked
 from kb.models import Bank, Entry, EntryKind, EntryStatus, Job, JobStatus, OperationKind
 from kb.services.embedding import EMBED_BATCH, schedule_embedding_job
 from kb.services.entries import CREATE_FIELDS, clean_entry_data, kinds_for_bank, schedule_embedding
@@ -160,11 +161,14 @@ def parse_lines(text: str) -> tuple[list[tuple[int, dict]], list[dict]]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = loads_checked(raw)
         except json.JSONDecodeError as exc:
             errors.append(
                 {"line": number, "message": f"Not valid JSON: {exc.msg} at column {exc.colno}."}
             )
+            continue
+        except InvalidInput as exc:  # too deep, or a string PostgreSQL cannot store
+            errors.append({"line": number, "message": exc.message, "code": exc.code})
             continue
         if not isinstance(obj, dict):
             errors.append({"line": number, "message": "Each line must be a JSON object."})
@@ -262,7 +266,7 @@ class KindLines:
     order = 0
 
     def validate(self, ctx: ImportContext, line: int, obj: dict) -> dict:
-        allowed = {"type", "name", "weight", "container", "structural", "description"}
+        allowed = {"type", "name", "weight", "container", "structural", "entity", "description"}
         unknown = sorted(set(obj) - allowed)
         name = obj.get("name")
         if unknown:
@@ -277,6 +281,7 @@ class KindLines:
             "weight": float(weight),
             "container": bool(obj.get("container", False)),
             "structural": bool(obj.get("structural", False)),
+            "entity": bool(obj.get("entity", False)),
             "description": str(obj.get("description", ""))[:300],
         }
         if name in ctx.kinds and ctx.kinds[name].bank_id is None:
@@ -296,6 +301,7 @@ class KindLines:
                 "weight": kind.weight,
                 "container": kind.container,
                 "structural": kind.structural,
+                "entity": kind.entity,
                 "description": kind.description,
             }
 
@@ -546,6 +552,7 @@ def queue_import_job(bank: Bank, text: str, actor: str) -> Job:
 
     if not text.strip():
         raise InvalidInput("The import body is empty.", code="empty_import")
+    check_string(text, "body")  # the file is stored on the job: a raw NUL cannot be
     job = Job.objects.create(
         bank=bank,
         kind="import",
@@ -567,49 +574,63 @@ WRITE_PHASES = {
 
 
 def run_import_job(job_id: int) -> str:
-    """Run a queued import job, recording progress, result and errors on the job."""
-    job = Job.objects.get(pk=job_id)
-    if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
-        return job.status
-    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
+    """Run a queued import job once, recording progress, result, errors and attempts on the
+    job. A redelivered job whose import already committed is only marked (see ``job_runs``)."""
+    from kb.services.job_runs import attempt_details, committed_operation, job_run
 
-    lines = job.progress_total or 1
+    with job_run(job_id) as job:
+        if job is None:
+            current = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+            return current or "missing"
+        reason = f"import job {job.public_id}"
+        lines = job.progress_total or 1
 
-    def progress(phase: str, done: int, total: int) -> None:
-        # Validation is the first half of the bar, the write phases share the second half.
-        start, width = WRITE_PHASES.get(phase, (0.0, 0.5))
-        share = start + width * (done / total if total else 1.0)
+        def progress(phase: str, done: int, total: int) -> None:
+            # Validation is the first half of the bar, the write phases share the second half.
+            start, width = WRITE_PHASES.get(phase, (0.0, 0.5))
+            share = start + width * (done / total if total else 1.0)
+            Job.objects.filter(pk=job.pk).update(
+                progress_done=min(int(lines * share), lines),
+                progress_total=lines,
+                result={**attempt_details(job), "phase": phase, "done": done, "total": total},
+            )
+
+        try:
+            done = committed_operation(job, OperationKind.IMPORT, reason)
+            if done is not None:  # the worker was lost after the import committed
+                result = {**done.details, "operation": done.pk}
+            else:
+                with audit.acting_as(job.actor or "job:import"):
+                    result = import_bank(
+                        job.bank,
+                        job.payload,
+                        actor=job.actor or None,
+                        reason=reason,
+                        progress=progress,
+                    )
+        except ImportFailed as exc:
+            Job.objects.filter(pk=job.pk).update(
+                status=JobStatus.FAILED,
+                errors=exc.extra.get("errors", []),
+                result={"message": exc.message, **attempt_details(job)},
+                finished_at=timezone.now(),
+            )
+            return JobStatus.FAILED
+        except KbError as exc:
+            Job.objects.filter(pk=job.pk).update(
+                status=JobStatus.FAILED,
+                errors=[{"line": None, "message": exc.message}],
+                result=attempt_details(job),
+                finished_at=timezone.now(),
+            )
+            return JobStatus.FAILED
+        total = job.progress_total
         Job.objects.filter(pk=job.pk).update(
-            progress_done=min(int(lines * share), lines),
-            progress_total=lines,
-            result={"phase": phase, "done": done, "total": total},
-        )
-
-    try:
-        with audit.acting_as(job.actor or "job:import"):
-            result = import_bank(job.bank, job.payload, actor=job.actor or None, progress=progress)
-    except ImportFailed as exc:
-        Job.objects.filter(pk=job.pk).update(
-            status=JobStatus.FAILED,
-            errors=exc.extra.get("errors", []),
-            result={"message": exc.message},
+            status=JobStatus.SUCCEEDED,
+            result={**result, **attempt_details(job)},
+            progress_done=total,
+            progress_total=total,
             finished_at=timezone.now(),
+            payload="",
         )
-        return JobStatus.FAILED
-    except KbError as exc:
-        Job.objects.filter(pk=job.pk).update(
-            status=JobStatus.FAILED,
-            errors=[{"line": None, "message": exc.message}],
-            finished_at=timezone.now(),
-        )
-        return JobStatus.FAILED
-    total = job.progress_total
-    Job.objects.filter(pk=job.pk).update(
-        status=JobStatus.SUCCEEDED,
-        result=result,
-        progress_done=total,
-        progress_total=total,
-        finished_at=timezone.now(),
-        payload="",
-    )
-    return JobStatus.SUCCEEDED
+        return JobStatus.SUCCEEDED

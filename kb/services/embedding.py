@@ -16,6 +16,7 @@ import re
 import threading
 import urllib.error
 import urllib.request
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Protocol
@@ -229,20 +230,44 @@ def embed_entries(
     return len(rows)
 
 
+# Repeated queries (agents re-ask, retries, replays) skip the model: a per-process LRU of
+# query vectors keyed by embedder and text. KB_QUERY_EMBEDDING_CACHE sets its size (0: off).
+_QUERY_CACHE: OrderedDict[tuple[str, int, str], list[float]] = OrderedDict()
+_QUERY_CACHE_LOCK = threading.Lock()
+
+
 def embed_query(text: str, embedder: Embedder | None = None) -> list[float]:
-    return (embedder or get_embedder()).embed([text])[0]
+    """The query's vector; repeated texts come from a bounded per-process cache."""
+    embedder = embedder or get_embedder()
+    size = int(getattr(settings, "KB_QUERY_EMBEDDING_CACHE", 2048))
+    if size <= 0:
+        return embedder.embed([text])[0]
+    key = (embedder.name, id(embedder), text)
+    with _QUERY_CACHE_LOCK:
+        vector = _QUERY_CACHE.get(key)
+        if vector is not None:
+            _QUERY_CACHE.move_to_end(key)
+            return vector
+    vector = embedder.embed([text])[0]
+    with _QUERY_CACHE_LOCK:
+        _QUERY_CACHE[key] = vector
+        while len(_QUERY_CACHE) > size:
+            _QUERY_CACHE.popitem(last=False)
+    return vector
 
 
 EMBED_BATCH = 256
 
 
 def embed_in_batches(
-    entry_ids: Sequence[int], *, batch: int = EMBED_BATCH, progress=None, force: bool = False
+    entry_ids: Sequence[int], *, batch: int | None = None, progress=None, force: bool = False
 ) -> int:
-    """Embed ``entry_ids`` ``batch`` entries at a time (bounded memory, each batch committed
-    as it lands, so search gains vectors progressively); ``progress(done, total)`` after each
-    batch. Returns how many entries got new vectors."""
+    """Embed ``entry_ids`` ``batch`` entries at a time (default ``KB_EMBED_BATCH_SIZE``; bounded
+    memory, each batch stored by one statement and committed as it lands, so search gains
+    vectors progressively and a worker lost mid-task leaves whole batches done);
+    ``progress(done, total)`` after each batch. Returns how many entries got new vectors."""
     ids = sorted(set(entry_ids))
+    batch = max(1, batch or settings.KB_EMBED_BATCH_SIZE)
     embedder = get_embedder()
     written = 0
     for start in range(0, len(ids), batch):

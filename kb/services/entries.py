@@ -219,7 +219,11 @@ def _check_key_free(bank: Bank, key: str | None, exclude_pk: int | None = None) 
     from kb.errors import Conflict
 
     if key and Entry.objects.filter(bank=bank, key=key).exclude(pk=exclude_pk).exists():
-        raise Conflict(f"Another entry of this bank already has key {key!r}.", code="duplicate_key")
+        raise Conflict(
+            f"Another entry of this bank already has key {key!r}.",
+            code="duplicate_key",
+            fields={"key": "Another entry of this bank has this key."},
+        )
 
 
 def schedule_embedding(entry_ids: list[int]) -> None:
@@ -230,7 +234,23 @@ def schedule_embedding(entry_ids: list[int]) -> None:
         transaction.on_commit(lambda: embed_entries_task.delay(list(entry_ids)))
 
 
-def create_entry(bank: Bank, data: dict[str, Any], *, actor: str | None = None) -> Entry:
+def check_entry_values(bank: Bank, values: dict[str, Any], entry_pk: int | None = None) -> None:
+    """The checks on cleaned values that need the database: the key is free in the bank and
+    an entry is not resolved by itself. ``create_entry`` and ``update_entry`` run them inside
+    their operation; a form may run them first to show the error on its field."""
+    _check_key_free(bank, values.get("key"), exclude_pk=entry_pk)
+    resolver = values.get("resolved_by")
+    if resolver is not None and entry_pk is not None and resolver.pk == entry_pk:
+        raise InvalidInput(
+            "An entry cannot be resolved by itself.",
+            code="invalid_entry",
+            fields={"lifetime": "resolved_by names this entry."},
+        )
+
+
+def create_entry(
+    bank: Bank, data: dict[str, Any], *, actor: str | None = None, reason: str = ""
+) -> Entry:
     """Create an entry from a validated payload (see :func:`clean_entry_data`)."""
     values = dict(data)
     connections = values.pop("connections", None)
@@ -241,8 +261,8 @@ def create_entry(bank: Bank, data: dict[str, Any], *, actor: str | None = None) 
             code="not_supported_yet",
             fields={"connections": "Not supported yet."},
         )
-    with audit.operation(bank, OperationKind.CREATE, actor=actor) as op:
-        _check_key_free(bank, values.get("key"))
+    with audit.operation(bank, OperationKind.CREATE, reason=reason, actor=actor) as op:
+        check_entry_values(bank, values)
         entry = Entry(bank=bank, created_by=op.actor, **values)
         entry.short_id = unique_short_id(bank)
         entry.save()
@@ -266,7 +286,12 @@ def unique_short_id(bank: Bank, taken: set[str] | None = None) -> str:
 
 
 def update_entry(
-    bank: Bank, entry: Entry, changes: dict[str, Any], *, actor: str | None = None
+    bank: Bank,
+    entry: Entry,
+    changes: dict[str, Any],
+    *,
+    actor: str | None = None,
+    reason: str = "",
 ) -> Entry:
     """Edit an entry. Moves ``updated_at``, never ``verified_at``."""
     if "connections" in changes:
@@ -275,17 +300,16 @@ def update_entry(
             code="invalid_entry",
             fields={"connections": "Not editable."},
         )
-    with audit.operation(bank, OperationKind.UPDATE, actor=actor, entry=entry.short_id):
+    with audit.operation(
+        bank,
+        OperationKind.UPDATE,
+        reason=reason,
+        actor=actor,
+        entry=entry.short_id,
+        fields=sorted(changes),
+    ):
         entry = Entry.objects.select_for_update(of=("self",)).get(pk=entry.pk)
-        if "key" in changes:
-            _check_key_free(bank, changes["key"], exclude_pk=entry.pk)
-        resolver = changes.get("resolved_by")
-        if resolver is not None and resolver.pk == entry.pk:
-            raise InvalidInput(
-                "An entry cannot be resolved by itself.",
-                code="invalid_entry",
-                fields={"lifetime": "resolved_by names this entry."},
-            )
+        check_entry_values(bank, changes, entry.pk)
         for name, value in changes.items():
             setattr(entry, name, value)
         entry.updated_at = timezone.now()

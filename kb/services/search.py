@@ -68,20 +68,14 @@ class SearchResult:
     took_ms: float
 
 
-# The HNSW indexes span every bank. For a bank that is a small share of the table, a
-# filtered HNSW scan walks many other banks' rows (pgvector's iterative scan) and is slower
-# than an exact scan of the bank's own rows, so below EXACT_SEARCH_BELOW vectors each arm is
-# an exact scan ("+ 0" keeps the planner off the index). The bank's size is counted once per
-# query, up to the threshold only, and each arm's other variant is skipped by a one-time filter.
-EXACT_SEARCH_BELOW = 20_000
+# Each large bank has HNSW indexes of its own (partial, ``WHERE bank_id = <bank>``, built by
+# kb.services.vector_index once it holds KB_BANK_VECTOR_INDEX_AT vectors); the statement names
+# the bank as a literal so the planner uses them. A bank without one is scanned exactly (its
+# own rows only, through the bank_id index), which is also the fallback while one is built.
 _VECTOR_ARM = """
     (SELECT entry_id FROM kb_entryembedding
-      WHERE bank_id = %(bank)s AND {dim} IS NOT NULL AND (SELECT n FROM bank_size) >= %(exact_below)s
+      WHERE bank_id = %(bank)s AND {dim} IS NOT NULL
       ORDER BY {dim} <=> %(vec)s::vector LIMIT %(k)s)
-    UNION
-    (SELECT entry_id FROM kb_entryembedding
-      WHERE bank_id = %(bank)s AND {dim} IS NOT NULL AND (SELECT n FROM bank_size) < %(exact_below)s
-      ORDER BY ({dim} <=> %(vec)s::vector) + 0 LIMIT %(k)s)
 """
 
 # Full text ranks at most LEXICAL_SCAN matches (a very common word cannot make it rank the
@@ -118,11 +112,7 @@ lx AS (
 
 def _build_sql(lexical: bool, filters: list[str]) -> str:
     arms = " UNION ".join(_VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context"))
-    parts = [
-        "WITH bank_size AS (SELECT count(*) AS n FROM (SELECT 1 FROM kb_entryembedding"
-        " WHERE bank_id = %(bank)s LIMIT %(exact_below)s) s),",
-        f"vc AS ({arms}),",
-    ]
+    parts = [f"WITH vc AS ({arms}),"]
     if lexical:
         parts.append(_LEXICAL_ARM)
     else:
@@ -185,7 +175,6 @@ def rank_candidates(
         "text": query,
         "lexical_scan": LEXICAL_SCAN,
         "trigram_threshold": TRIGRAM_THRESHOLD,
-        "exact_below": EXACT_SEARCH_BELOW,
     }
     if kinds:
         filters.append("k.name = ANY(%(kinds)s)")

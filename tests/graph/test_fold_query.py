@@ -15,8 +15,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def ranked(monkeypatch):
-    """Fix the flat ranking (tested in kb) so each fold rule can be checked exactly."""
+def ranked(monkeypatch, hashing_embedder):
+    """Fix the flat ranking (tested in kb) so each fold rule can be checked exactly (the query
+    vector the fold ranks neighbours by comes from the test-only hashing embedder)."""
 
     def use(*entries):
         def fake_rank(bank, query, *, limit, **_):

@@ -72,9 +72,9 @@ def run(bank: Bank, entries, step, edges: list[int], ops: list[int]) -> None:
             result = merge_entries(bank, entries[step[1]].short_id, entries[step[2]].short_id, "d")
             ops.append(result.operation.pk)
         elif kind == "delete":
-            ops.append(delete_entry(bank, entries[step[1]].short_id, "obsolete")["operation"])
+            ops.append(delete_entry(bank, entries[step[1]].short_id, "obsolete").operation.pk)
         elif kind == "revert" and ops:
-            ops.append(revert_operation(bank, ops[step[1] % len(ops)], "undo")["operation"])
+            ops.append(revert_operation(bank, ops[step[1] % len(ops)], "undo").operation.pk)
 
 
 @PROPERTY

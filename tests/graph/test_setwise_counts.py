@@ -144,7 +144,7 @@ def split_revert_delete(bank, n: int, tag: str) -> tuple[int, int, int]:
     undone, _ = count(lambda: revert_operation(bank, outcome.operation.pk, "undo split"))
     assert current.filter(to_entry=centre).count() == n - 2
     deleted, result = count(lambda: delete_entry(bank, centre.short_id, "obsolete"))
-    assert result["bridged"] == 2 * (n - 2)
+    assert result.bridged == 2 * (n - 2)
     return split, undone, deleted
 
 

@@ -616,3 +616,25 @@ def test_api_dependents_without_the_relation_is_400(client_rw, bank, g):
     g.add("S")
     response = client_rw.get(url("acme", "entities", g["S"].short_id, "dependents"))
     assert_error(response, 400, "unknown_relation")
+
+
+def test_kinds_allow_list_limits_what_the_walk_reaches(client_rw, bank, make_entry, linked):
+    svc = make_entry("Checkout service", kind="service")
+    team = make_entry("Payments team", kind="team")
+    note = make_entry("Checkout gotcha", kind="gotcha")
+    beyond = make_entry("Payments on-call", kind="role")
+    linked(svc, team, "owned_by")
+    linked(svc, note, "see_also")
+    linked(team, beyond, "see_also")
+    body = {"start": svc.short_id, "relations": ["owned_by", "see_also"], "max_depth": 2}
+    every = client_rw.post(url("acme", "traverse"), body, format="json").json()
+    assert {team.short_id, note.short_id, beyond.short_id} <= set(every["nodes"])
+    teams = client_rw.post(url("acme", "traverse"), {**body, "kinds": ["team"]}, format="json")
+    assert teams.status_code == 200, teams.content
+    data = teams.json()
+    assert set(data["nodes"]) - {svc.short_id} == {team.short_id}
+    assert [p["nodes"] for p in data["paths"]] == [[svc.short_id, team.short_id]]
+    unknown = client_rw.post(url("acme", "traverse"), {**body, "kinds": ["nope"]}, format="json")
+    assert_error(unknown, 400, "unknown_kind")
+    empty = client_rw.post(url("acme", "traverse"), {**body, "kinds": []}, format="json")
+    assert_error(empty, 400, "invalid_kinds")

@@ -246,21 +246,25 @@ def test_entry_add_through_admin_is_audited(admin_client, bank):
 
 
 def test_entry_revert_is_an_audited_revert(admin_client, entry):
-    original = entry.history.earliest()
-    response = admin_client.post(change_url(entry), entry_post_data(entry, title="Changed"))
+    """Undoing an edit reverts its whole operation; the row-level history form is read-only."""
+    verified = verify_entry(entry.bank, entry)
+    original = entry.history.latest()
+    response = admin_client.post(change_url(entry), entry_post_data(verified, title="Changed"))
     assert response.status_code == 302
-    verified = verify_entry(entry.bank, Entry.objects.get(pk=entry.pk))
+    edit = Operation.objects.get(pk=Entry.objects.get(pk=entry.pk).history.latest().operation_id)
 
     url = reverse("admin:kb_entry_simple_history", args=[entry.pk, original.history_id])
-    assert admin_client.get(url).status_code == 200
+    refused = admin_client.post(url, entry_post_data(entry, title=original.title))
+    assert refused.status_code == 403
+    assert Entry.objects.get(pk=entry.pk).title == "Changed"
+
     response = admin_client.post(
-        url, entry_post_data(Entry.objects.get(pk=entry.pk), title=original.title)
+        reverse("admin:kb_operation_revert", args=[edit.pk]), {"reason": "undo the edit"}
     )
     assert response.status_code == 302
-
     after = Entry.objects.get(pk=entry.pk)
     assert after.title == original.title
-    assert after.verified_at == verified.verified_at
+    assert after.verified_at == verified.verified_at  # the edit never moved it
     operation = Operation.objects.get(pk=after.history.latest().operation_id)
     assert operation.kind == OperationKind.REVERT
 
@@ -288,7 +292,7 @@ def test_token_add_shows_raw_token_once_and_stores_only_hash(admin_client, bank)
     form_page = admin_client.get(add_url)
     assert form_page.status_code == 200
     form_fields = set(form_page.context["adminform"].form.fields)
-    assert form_fields == {"name", "banks", "scopes"}
+    assert form_fields == {"name", "banks", "scopes", "expires_at"}
 
     response = admin_client.post(
         add_url,
@@ -330,7 +334,10 @@ def test_token_change_form_only_edits_revoked_at(admin_client, bank):
     token, _raw = create_token("bot", [bank], ["read"])
     response = admin_client.get(change_url(token))
     assert response.status_code == 200
-    assert set(response.context["adminform"].form.fields) == {"revoked_at"}
+    assert set(response.context["adminform"].form.fields) == {
+        "revoked_at",
+        "expires_at",
+    }  # the lifecycle fields
     body = response.content.decode()
     assert token.token_hash not in body
 

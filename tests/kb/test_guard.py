@@ -70,3 +70,50 @@ def test_api_answers_422_not_a_learning(client_rw):
     from kb.models import Entry
 
     assert not Entry.objects.exists()
+
+
+def _labelled():
+    path = ROOT / "bench" / "data" / "guard_labelled.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_labelled_set_precision_and_recall():
+    """The issue's targets on the labelled set (three domains, half legitimate)."""
+    rows = _labelled()
+    assert len(rows) >= 150 and len({r["domain"] for r in rows}) >= 3
+    assert abs(sum(r["label"] == "accept" for r in rows) - len(rows) / 2) <= 2
+    tp = fp = fn = 0
+    for row in rows:
+        refused = bool(guard_reasons({"title": "", "content": row["text"]}))
+        should = row["label"] == "refuse"
+        tp += refused and should
+        fp += refused and not should
+        fn += should and not refused
+    assert tp / (tp + fp) >= 0.95 and tp / (tp + fn) >= 0.9, (tp, fp, fn)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ran pytest at 10:32, all green.",
+        "Staging is down right now, the deploy is in progress.",
+        "Deployed v2.3.1, smoke tests passed, waiting for QA.",
+        "The nightly import is still running, about 60% complete.",
+    ],
+)
+def test_session_reports_in_any_wording_are_refused_with_the_words_matched(text):
+    reasons = guard_reasons({"title": "", "content": text})
+    assert reasons and '("' in reasons[0]  # the refusal quotes what it matched
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Run `pytest -k slow` before merging: the slow suite catches migration drift.",
+        "The release pipeline runs at 02:00 UTC every night, so never merge schema changes after 01:30.",
+        "Since 2026-01-01 the payments API rejects TLS 1.1; clients must negotiate TLS 1.2.",
+        "Logs live in /var/log/app/*.log on every node and are rotated daily at 00:00.",
+    ],
+)
+def test_lasting_lessons_with_commands_paths_numbers_and_dates_pass(text):
+    assert guard_reasons({"title": "", "content": text}) == []

@@ -1,6 +1,6 @@
 from django.core.management.base import CommandError
 
-from bench.labs.hoplab import hop_lab
+from bench.labs.hoplab import Crowd, hop_lab
 from kb.management.commands._base import KbCommand
 
 
@@ -15,13 +15,37 @@ class Command(KbCommand):
             "--keep", action="store_true", help="Keep the scratch bank for inspection."
         )
 
+        parser.add_argument(
+            "--crowd",
+            type=int,
+            default=0,
+            help="Extra noted edges from each A to unrelated entries (crowded mode).",
+        )
+        parser.add_argument(
+            "--crowd-same-share",
+            type=float,
+            default=0.5,
+            help="Share of the crowd edges with the A-B edge's relation and direction.",
+        )
+        parser.add_argument(
+            "--crowd-order",
+            choices=["before", "after"],
+            default="before",
+            help="Write the crowd edges before or after the A-B edge.",
+        )
+
     def handle_kb(self, *args, **options):
         if not 1 <= options["tasks"] <= 1000:
             raise CommandError("--tasks must be between 1 and 1000.")
         self.stderr.write(
             f"Building {options['tasks']} tasks and embedding them with the configured model…"
         )
-        report, slug = hop_lab(options["tasks"], seed=options["seed"], keep=options["keep"])
+        if not 0 <= options["crowd"] <= 200 or not 0 <= options["crowd_same_share"] <= 1:
+            raise CommandError("--crowd must be 0..200 and --crowd-same-share 0..1.")
+        crowd = Crowd(options["crowd"], options["crowd_same_share"], options["crowd_order"])
+        report, slug = hop_lab(
+            options["tasks"], seed=options["seed"], keep=options["keep"], crowd=crowd
+        )
         summary = report.summary()
         width = max(len(k) for k in summary)
         for key, value in summary.items():

@@ -1,0 +1,228 @@
+"""Per-bank vector search (issue 12 item 3): one bank among five in one table, searched through
+its own partial HNSW index, against the same bank alone in a table of its own; recall@10 of
+both against exact search.
+
+Vectors are real MiniLM embeddings of Debian package descriptions (the apt lists on this
+machine): ``--real`` descriptions are embedded once (cached in ``bench/.cache``), then each of
+the 5 banks of ``--per-bank`` entries takes them in a different order with Gaussian noise
+(``--noise`` per dimension, renormalised), because embedding 250k texts on 2 cores takes too
+long. Queries are embeddings of other, held-out descriptions. Only the content dimension is
+filled (one index per bank to build); the search statement is the app's vector arm.
+
+    .venv/bin/python bench/bank_vectors.py [--per-bank 50000] [--real 4000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+CACHE = HERE / ".cache"
+PACKAGES = Path("/var/lib/apt/lists")
+ARM = (
+    "SELECT entry_id FROM {table} WHERE bank_id = {bank} AND content IS NOT NULL"
+    " ORDER BY content <=> %s::vector LIMIT 10"
+)
+EXACT = (
+    "SELECT entry_id FROM {table} WHERE bank_id = {bank} AND content IS NOT NULL"
+    " ORDER BY (content <=> %s::vector) + 0 LIMIT 10"
+)
+
+
+def descriptions(limit: int) -> list[str]:
+    files = sorted(
+        PACKAGES.glob("*_main_binary-amd64_Packages.lz4"), key=lambda p: -p.stat().st_size
+    )
+    if not files:
+        raise SystemExit("No apt Packages lists in /var/lib/apt/lists (run apt-get update).")
+    text = subprocess.run(["lz4", "-dc", str(files[0])], capture_output=True, check=True).stdout
+    out = []
+    for line in text.decode("utf-8", "replace").splitlines():
+        if line.startswith("Description: "):
+            out.append(line[len("Description: ") :].strip())
+    seen = list(dict.fromkeys(out))
+    rng = np.random.default_rng(5)
+    rng.shuffle(seen)
+    return seen[:limit]
+
+
+def real_vectors(count: int, queries: int) -> tuple[np.ndarray, np.ndarray]:
+    CACHE.mkdir(exist_ok=True)
+    path = CACHE / f"minilm_debian_{count}_{queries}.npz"
+    if path.exists():
+        data = np.load(path)
+        return data["base"], data["queries"]
+    from kb.services.embedding import get_embedder
+
+    texts = descriptions(count + queries)
+    started = time.perf_counter()
+    vectors = np.array(get_embedder().embed(texts), dtype=np.float32)
+    print(f"embedded {len(texts)} descriptions in {time.perf_counter() - started:.1f}s", flush=True)
+    np.savez(path, base=vectors[:count], queries=vectors[count:])
+    return vectors[:count], vectors[count:]
+
+
+def bank_vectors(base: np.ndarray, n: int, noise: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(base), n)
+    v = base[picks] + rng.normal(0, noise, (n, base.shape[1])).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def load(cursor, bank, vectors: np.ndarray, kind_id: int) -> None:
+    import search as search_bench
+    from django.utils import timezone
+
+    cursor.execute("DELETE FROM kb_entryembedding WHERE bank_id = %s", [bank.pk])
+    cursor.execute("DELETE FROM kb_entry WHERE bank_id = %s", [bank.pk])
+    now, n = timezone.now(), len(vectors)
+    short_ids = [f"{(i * 2654435761 + 12345 + bank.pk * 7919) % 2**32:08x}" for i in range(n)]
+    tail = ("live", now, [], [], True, "", "", now, now, "", 0, "bench")
+    with cursor.copy(f"COPY kb_entry ({search_bench.ENTRY_COLUMNS}) FROM STDIN") as copy:
+        for i in range(n):
+            copy.write_row(
+                (bank.pk, kind_id, short_ids[i], f"Package {i}", "", "", "", [], [], "{}", *tail)
+            )
+    cursor.execute("SELECT id FROM kb_entry WHERE bank_id = %s ORDER BY id", [bank.pk])
+    ids = [row[0] for row in cursor.fetchall()]
+    with cursor.copy(search_bench.EMBEDDING_COPY) as copy:
+        copy.set_types(
+            ["int8", "int8", "vector", "vector", "vector", "varchar", "varchar", "timestamptz"]
+        )
+        for entry_id, c in zip(ids, vectors, strict=True):
+            copy.write_row((entry_id, bank.pk, c, None, None, "minilm-perturbed", "", now))
+
+
+def timings(cursor, sql: str, queries: np.ndarray) -> tuple[list[float], list[list[int]]]:
+    seconds, hits = [], []
+    for q in queries:
+        literal = "[" + ",".join(f"{x:.6f}" for x in q) + "]"
+        started = time.perf_counter()
+        cursor.execute(sql, [literal])
+        rows = [r[0] for r in cursor.fetchall()]
+        seconds.append(time.perf_counter() - started)
+        hits.append(rows)
+    return seconds, hits
+
+
+def recall(approx: list[list[int]], exact: list[list[int]]) -> float:
+    return float(
+        np.mean([len(set(a) & set(e)) / max(1, len(e)) for a, e in zip(approx, exact, strict=True)])
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-bank", type=int, default=50_000)
+    parser.add_argument("--banks", type=int, default=5)
+    parser.add_argument("--real", type=int, default=4000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--noise", type=float, default=0.02)
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    import search as search_bench
+    from django.db import connection, transaction
+    from pgvector.psycopg import register_vector
+
+    from kb.models import Bank, EntryKind
+    from kb.services.vector_index import existing_indexes
+
+    base, queries = real_vectors(args.real, args.queries)
+    connection.ensure_connection()
+    register_vector(connection.connection)
+    kind_id = EntryKind.objects.get(bank=None, name="fact").pk
+    banks = []
+    with connection.cursor() as cursor:
+        for b in range(args.banks):
+            bank = Bank.objects.get_or_create(
+                slug=f"bench-vec-{b}", defaults={"name": f"Per-bank vectors {b}"}
+            )[0]
+            banks.append(bank)
+            cursor.execute("SELECT count(*) FROM kb_entryembedding WHERE bank_id = %s", [bank.pk])
+            if cursor.fetchone()[0] != args.per_bank:
+                started = time.perf_counter()
+                with transaction.atomic():
+                    load(
+                        cursor,
+                        bank,
+                        bank_vectors(base, args.per_bank, args.noise, 100 + b),
+                        kind_id,
+                    )
+                print(f"loaded {bank.slug} in {time.perf_counter() - started:.1f}s", flush=True)
+        cursor.execute("VACUUM ANALYZE kb_entryembedding")
+        target = banks[args.banks // 2]
+        # The measured bank's own index (the job builds one per large bank; the other banks'
+        # indexes do not change what this bank's query reads, so they are not built here).
+        cursor.execute("SET maintenance_work_mem = '512MB'")
+        if f"kb_emb_content_bank_{target.pk}" not in existing_indexes(target.pk):
+            started = time.perf_counter()
+            with connection.cursor() as c2:
+                c2.execute(
+                    f"CREATE INDEX kb_emb_content_bank_{target.pk} ON kb_entryembedding USING hnsw"
+                    f" (content vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+                    f" WHERE bank_id = {target.pk}"
+                )
+            print(f"built the bank's own index in {time.perf_counter() - started:.1f}s", flush=True)
+        # The same bank alone: its rows in a table of their own with a plain HNSW index.
+        cursor.execute("SELECT to_regclass('bench_bank_alone')")
+        if cursor.fetchone()[0] is None:
+            started = time.perf_counter()
+            cursor.execute(
+                "CREATE TABLE bench_bank_alone AS SELECT entry_id, bank_id, content"
+                " FROM kb_entryembedding WHERE bank_id = %s",
+                [target.pk],
+            )
+            cursor.execute(
+                "CREATE INDEX ON bench_bank_alone USING hnsw (content vector_cosine_ops)"
+                " WITH (m = 16, ef_construction = 64)"
+            )
+            cursor.execute("ANALYZE bench_bank_alone")
+            print(f"built the alone table in {time.perf_counter() - started:.1f}s", flush=True)
+        cursor.execute("RESET maintenance_work_mem")
+        shared = ARM.format(table="kb_entryembedding", bank=target.pk)
+        alone = ARM.format(table="bench_bank_alone", bank=target.pk)
+        exact = EXACT.format(table="kb_entryembedding", bank=target.pk)
+        cursor.execute("EXPLAIN " + shared, ["[" + ",".join(["0.05"] * len(queries[0])) + "]"])
+        plan = " ".join(r[0] for r in cursor.fetchall())
+        timings(cursor, shared, queries[:10])  # warm-up
+        timings(cursor, alone, queries[:10])
+        s_shared, h_shared = timings(cursor, shared, queries)
+        s_alone, h_alone = timings(cursor, alone, queries)
+        s_exact, h_exact = timings(cursor, exact, queries)
+    print(f"\nMachine: {search_bench.machine()} (shared with other engineers' jobs)\n")
+    print(
+        f"plan of the bank's query uses its own index: {f'kb_emb_content_bank_{target.pk}' in plan}"
+    )
+    print(
+        f"| search (one bank of {args.banks} × {args.per_bank:,}) | p50 / p95 / mean (ms) | recall@10 vs exact |"
+    )
+    print("|---|---|---|")
+    print(
+        f"| own partial HNSW, 5 banks in the table | {search_bench.fmt(search_bench.stats(s_shared))} | {recall(h_shared, h_exact):.3f} |"
+    )
+    print(
+        f"| same bank alone (own table, HNSW) | {search_bench.fmt(search_bench.stats(s_alone))} | {recall(h_alone, h_exact):.3f} |"
+    )
+    print(
+        f"| exact scan of the bank's rows | {search_bench.fmt(search_bench.stats(s_exact))} | 1.000 |"
+    )
+    print(
+        f"\nVectors: {args.real} real MiniLM embeddings of Debian descriptions, replicated with noise {args.noise}/dim; {len(queries)} held-out description queries."
+    )
+
+
+if __name__ == "__main__":
+    main()

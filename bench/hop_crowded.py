@@ -1,0 +1,78 @@
+"""The hop lab, crowded and uncrowded, with the fold of git ``--before`` and of the working tree
+on the same scratch banks (one build and one embedding per bank; real MiniLM model).
+
+    .venv/bin/python bench/hop_crowded.py [--tasks 30] [--crowd 10] [--order before] [--before REV]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=30)
+    parser.add_argument("--crowd", type=int, default=10)
+    parser.add_argument("--same-share", type=float, default=0.5)
+    parser.add_argument("--order", choices=["before", "after"], default="before")
+    parser.add_argument("--before", default="HEAD")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--skip-uncrowded", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    import fold as fold_bench
+
+    from bench.labs import hoplab
+    from graph.retrieval.query import run_query as new_run_query
+    from kb import audit
+    from kb.models import Entry
+    from kb.services.banks import ensure_bank
+    from kb.services.embedding import embed_entries
+
+    legacy = fold_bench.legacy_modules(args.before)
+    setups = [("crowded", hoplab.Crowd(args.crowd, args.same_share, args.order))]
+    if not args.skip_uncrowded:
+        setups.append(("uncrowded", hoplab.Crowd()))
+    out = {}
+    for name, crowd in setups:
+        bank, _ = ensure_bank(f"hop-bench-{secrets.token_hex(3)}", name="hop bench (scratch)")
+        try:
+            with audit.acting_as("hop_bench"):
+                tasks = hoplab.build_tasks(bank, args.tasks, args.seed, crowd)
+            embed_entries(Entry.objects.filter(bank=bank))
+            for version, run_query in (("before", legacy.run_query), ("after", new_run_query)):
+                hoplab.run_query = run_query
+                out[f"{name} / {version}"] = hoplab.run_lab(bank, tasks, crowd=crowd).summary()
+                print(name, version, json.dumps(out[f"{name} / {version}"]), flush=True)
+        finally:
+            hoplab.run_query = new_run_query
+            bank.delete()
+    keys = [
+        "tasks_kept_b_not_in_flat_top8",
+        "b_reachable_in_fold_pct",
+        "b_as_neighbor",
+        "b_as_folded_pointer",
+        "flat_top8_entries_lost",
+        "leaks",
+    ]
+    print("\n| hop lab | code | " + " | ".join(keys) + " |")
+    print("|---|---|" + "---|" * len(keys))
+    for label, summary in out.items():
+        setup, version = label.split(" / ")
+        print(f"| {setup} | {version} | " + " | ".join(str(summary[k]) for k in keys) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""gunicorn settings for ``make run``: uvicorn workers on ``config.asgi:application``.
+
+Environment: ``PORT`` (8000), ``KB_BIND`` (127.0.0.1; 0.0.0.0 behind a load balancer),
+``KB_WEB_WORKERS`` (processes), ``KB_WEB_TIMEOUT`` (seconds a request may take before its
+worker is restarted), ``PROMETHEUS_MULTIPROC_DIR`` (defaults to ``.run/prometheus``).
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+RUN_DIR = Path(os.environ.get("KB_RUNDIR", BASE_DIR / ".run"))
+
+bind = [f"{os.environ.get('KB_BIND', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"]
+# One process more than cores: while one waits on PostgreSQL another computes (measured on
+# the 2-core box: docs/readme/serving.md).
+workers = int(os.environ.get("KB_WEB_WORKERS") or (os.cpu_count() or 1) + 1)
+worker_class = "config.serving.workers.KbUvicornWorker"
+timeout = int(os.environ.get("KB_WEB_TIMEOUT") or 120)
+graceful_timeout = 30
+keepalive = 5
+accesslog = None  # the app logs one JSON line per request, with its request id
+errorlog = "-"
+loglevel = os.environ.get("KB_GUNICORN_LOG_LEVEL", "info")
+proc_name = "knowledge-bank"
+# gunicorn's control socket sits at one fixed path per user: several servers on one machine
+# (tests, two checkouts) would fight over it.
+control_socket_disable = True
+
+# Served processes hold a bounded pool of database connections each (see config/serving).
+os.environ.setdefault("KB_DB_POOL", "1")
+os.environ.setdefault("KB_LOG_FORMAT", "json")
+os.environ.setdefault("KB_DB_APPLICATION_NAME", "kb-web")
+# One torch thread per process: the processes already use every core.
+os.environ.setdefault("OMP_NUM_THREADS", os.environ.get("KB_TORCH_THREADS", "1"))
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(RUN_DIR / f"prometheus-{bind[0]}"))
+
+
+def on_starting(server):
+    # Samples of processes from an earlier run must not be added to this one's.
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True, exist_ok=True)
+
+
+def child_exit(server, worker):
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def post_worker_init(worker):
+    # Load the embedding model before this process takes requests, not on its first query.
+    if os.environ.get("KB_WARM_EMBEDDER", "1") == "1":
+        from kb.services.embedding import get_embedder
+
+        try:
+            get_embedder().embed(["warm up"])
+        except Exception as exc:  # a remote embedder that is down must not stop the server
+            worker.log.warning("embedder warm-up failed (first queries will retry): %s", exc)

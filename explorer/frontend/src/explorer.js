@@ -1,0 +1,531 @@
+// The Knowledge Bank graph explorer. Positions come from the server (fixed: fx/fy/fz), so the
+// browser never simulates the bank; 3D draws with 3d-force-graph (WebGL), 2D with force-graph
+// (canvas). Exposes window.kbExplorer for tests and scripts.
+import ForceGraph3D from "3d-force-graph";
+import ForceGraph from "force-graph";
+
+const PALETTE = [
+  "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+  "#9c755f", "#17becf", "#bcbd22", "#8c6bb1", "#d37295", "#a0cbe8", "#ffbe7d", "#8cd17d",
+  "#86bcb6", "#f1ce63", "#d4a6c8", "#fabfd2",
+];
+const LONE = "#8a94a6";
+const DIM = "rgba(150,160,180,0.35)";
+const BACKFILL = new Set(["citation_backfill", "metadata_backfill", "header_parse"]);
+const LARGE = 5000; // above this many nodes the page starts in 2D
+
+const cfg = JSON.parse(document.getElementById("kbx-config").textContent);
+const csrf = document.getElementById("kbx-csrf").value;
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  data: { nodes: [], links: [], truncated: false, layout: {} },
+  byId: new Map(),
+  visibleNodes: [],
+  visibleLinks: [],
+  highlighted: new Set(),
+  litLinks: new Set(),
+  mode: null,
+  graph: null,
+  answer: null,
+  selected: null,
+  filters: { kinds: new Set(), relations: new Set(), sources: new Set(), hideBackfill: true },
+  webgl: hasWebGL(),
+};
+
+function hasWebGL() {
+  try {
+    const canvas = document.createElement("canvas");
+    return Boolean(canvas.getContext("webgl2") || canvas.getContext("webgl"));
+  } catch (e) {
+    return false;
+  }
+}
+
+function esc(text) {
+  return String(text ?? "").replace(/[&<>"']/g, (c) => ({
+    "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;",
+  })[c]);
+}
+
+function colourOf(node) {
+  return node.community === null || node.community === undefined
+    ? LONE
+    : PALETTE[node.community % PALETTE.length];
+}
+
+function sizeOf(node) {
+  const base = 1 + (node.degree || 0) * 0.6;
+  if (state.highlighted.size && !state.highlighted.has(node.id)) return 0.04;
+  if (state.highlighted.size) return base * 1.8 + 2;
+  return base;
+}
+
+function linkEnds(link) {
+  const s = typeof link.source === "object" ? link.source.id : link.source;
+  const t = typeof link.target === "object" ? link.target.id : link.target;
+  return [s, t];
+}
+
+// --- data and filters ---------------------------------------------------------------------
+
+function applyFilters() {
+  const f = state.filters;
+  const nodes = state.data.nodes.filter((n) => f.kinds.has(n.kind));
+  const keep = new Set(nodes.map((n) => n.id));
+  const links = state.data.links.filter(
+    (l) => keep.has(l.from) && keep.has(l.to) && f.relations.has(l.relation)
+      && f.sources.has(l.source) && !(f.hideBackfill && BACKFILL.has(l.source) && !l.has_note),
+  );
+  state.visibleNodes = nodes;
+  state.visibleLinks = links;
+}
+
+function graphPayload() {
+  const three = state.mode === "3d";
+  const nodes = state.visibleNodes.map((n) => {
+    const x = three ? n.x : n.x2;
+    const y = three ? n.y : n.y2;
+    const out = { ...n, x, y, fx: x, fy: y };
+    if (three) { out.z = n.z; out.fz = n.z; }
+    return out;
+  });
+  const links = state.visibleLinks.map((l) => ({ ...l, source: l.from, target: l.to }));
+  return { nodes, links };
+}
+
+function countsText() {
+  const d = state.data;
+  const clusters = d.layout && d.layout.clusters ? ` · ${d.layout.clusters} clusters` : "";
+  const cut = d.truncated ? " (truncated)" : "";
+  return `${state.visibleNodes.length} of ${d.nodes.length} entries${cut} · `
+    + `${state.visibleLinks.length} edges${clusters}`;
+}
+
+function buildFilterBoxes(containerId, values, set, counts) {
+  const box = $(containerId);
+  box.innerHTML = "";
+  [...values].sort().forEach((value) => {
+    set.add(value);
+    const label = document.createElement("label");
+    label.className = "kbx-check";
+    const input = document.createElement("input");
+    input.type = "checkbox";
+    input.checked = true;
+    input.dataset.value = value;
+    input.addEventListener("change", () => {
+      if (input.checked) set.add(value); else set.delete(value);
+      redraw();
+    });
+    label.append(input, ` ${value} `);
+    const count = document.createElement("span");
+    count.className = "kbx-count";
+    count.textContent = counts.get(value) || 0;
+    label.append(count);
+    box.append(label);
+  });
+}
+
+function tally(items, key) {
+  const counts = new Map();
+  items.forEach((item) => counts.set(item[key], (counts.get(item[key]) || 0) + 1));
+  return counts;
+}
+
+// --- drawing --------------------------------------------------------------------------------
+
+function styleGraph(graph) {
+  graph
+    .nodeId("id")
+    .nodeLabel((n) => `<div class="kbx-tip"><b>${esc(n.title)}</b><br>${esc(n.kind)} · `
+      + `${esc(n.status)} · degree ${n.degree}</div>`)
+    .nodeVal(sizeOf)
+    .nodeColor((n) => {
+      if (!state.highlighted.size) return colourOf(n);
+      return state.highlighted.has(n.id) ? colourOf(n) : DIM;
+    })
+    .linkColor((l) => {
+      if (state.litLinks.has(l.id)) return "#ffd166";
+      if (state.highlighted.size) return "rgba(140,150,170,0.06)";
+      const crowd = state.visibleLinks.length > 3000 ? 0.4 : 1; // a big bank is not a hairball
+      return l.has_note ? `rgba(200,210,230,${0.55 * crowd})` : `rgba(150,160,180,${0.3 * crowd})`;
+    })
+    .linkWidth((l) => (state.litLinks.has(l.id) ? 2.5 : state.mode === "2d" ? 0.6 : 0))
+    .linkDirectionalParticles((l) => (state.litLinks.has(l.id) ? 4 : 0))
+    .linkDirectionalParticleWidth(3)
+    .linkDirectionalParticleSpeed(0.006)
+    .linkDirectionalParticleColor(() => "#ffe8a3")
+    .onNodeClick((n) => selectNode(n.id, true))
+    .warmupTicks(0)
+    .cooldownTicks(3);
+  // Positions are fixed by the server: no forces, the few ticks only place links and nodes.
+  // (The link force stays, with no strength: it is what resolves link ends to node objects.)
+  graph.d3Force("charge", null).d3Force("center", null);
+  graph.d3Force("link").strength(0);
+  return graph;
+}
+
+function drawLabel2d(node, ctx, scale) {
+  // Lit entries (and the selected one) carry their title in 2D.
+  if (!state.highlighted.has(node.id) && state.selected !== node.id) return;
+  const size = 12 / scale;
+  ctx.font = `${size}px system-ui, sans-serif`;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "top";
+  const title = node.title.length > 40 ? `${node.title.slice(0, 39)}…` : node.title;
+  const y = node.y + Math.sqrt(sizeOf(node)) * 2.2 + 2 / scale;
+  ctx.lineWidth = 3 / scale;
+  ctx.strokeStyle = "rgba(13,19,32,0.85)";
+  ctx.strokeText(title, node.x, y);
+  ctx.fillStyle = "#f4f6fb";
+  ctx.fillText(title, node.x, y);
+}
+
+function createGraph(mode) {
+  const el = $("kbx-graph");
+  if (state.graph && state.graph._destructor) state.graph._destructor();
+  el.innerHTML = "";
+  const stage = $("kbx-stage");
+  const width = stage.clientWidth;
+  const height = stage.clientHeight;
+  let graph;
+  if (mode === "3d") {
+    graph = ForceGraph3D({ controlType: "orbit" })(el)
+      .backgroundColor("#0d1320")
+      .nodeResolution(state.visibleNodes.length > 3000 ? 4 : 10)
+      .nodeRelSize(1.7)
+      .nodeOpacity(0.92)
+      .linkOpacity(0.6)
+      .showNavInfo(false);
+  } else {
+    graph = ForceGraph()(el)
+      .backgroundColor("#0d1320")
+      .nodeRelSize(2.2)
+      .nodeCanvasObjectMode(() => "after")
+      .nodeCanvasObject(drawLabel2d);
+  }
+  graph.width(width).height(height);
+  styleGraph(graph);
+  state.graph = graph;
+  state.mode = mode;
+  document.querySelectorAll(".kbx-modes button").forEach((b) => {
+    b.classList.toggle("active", b.dataset.mode === mode);
+    b.disabled = b.dataset.mode === "3d" && !state.webgl;
+  });
+  document.body.dataset.mode = mode;
+  graph.graphData(graphPayload());
+  fitAll(0);
+}
+
+function fitAll(ms) {
+  // The answer is lit inside the whole picture, so the view always frames the whole bank.
+  const graph = state.graph;
+  if (!graph) return;
+  setTimeout(() => graph.zoomToFit(ms, 30), 30);
+}
+
+function refreshStyles() {
+  const g = state.graph;
+  if (!g) return;
+  // Re-setting the accessors makes both libraries restyle (and the 2D canvas redraw).
+  g.nodeVal(g.nodeVal()).nodeColor(g.nodeColor()).linkColor(g.linkColor())
+    .linkWidth(g.linkWidth()).linkDirectionalParticles(g.linkDirectionalParticles());
+}
+
+function redraw() {
+  applyFilters();
+  relight();
+  if (state.graph) state.graph.graphData(graphPayload());
+  $("kbx-counts").textContent = countsText();
+}
+
+function setMode(mode) {
+  if (mode === "3d" && !state.webgl) mode = "2d";
+  createGraph(mode);
+}
+
+// --- flying, selecting, searching --------------------------------------------------------
+
+function drawnNode(id) {
+  return state.graph ? state.graph.graphData().nodes.find((n) => n.id === id) : null;
+}
+
+function flyTo(id) {
+  const node = drawnNode(id);
+  if (!node || !state.graph) return;
+  if (state.mode === "3d") {
+    const dist = 90;
+    const len = Math.hypot(node.x, node.y, node.z) || 1;
+    const ratio = 1 + dist / len;
+    state.graph.cameraPosition(
+      { x: node.x * ratio, y: node.y * ratio, z: node.z * ratio }, node, 900);
+  } else {
+    state.graph.centerAt(node.x, node.y, 700);
+    state.graph.zoom(5, 700);
+  }
+}
+
+async function selectNode(id, fly) {
+  state.selected = id;
+  if (fly) flyTo(id);
+  const body = $("kbx-panel-body");
+  const node = state.byId.get(id);
+  body.innerHTML = `<p class="kbx-hint">Loading ${esc(node ? node.title : id)}…</p>`;
+  try {
+    const resp = await fetch(cfg.entryUrl.replace("__ID__", encodeURIComponent(id)), {
+      headers: { Accept: "application/json" }, credentials: "same-origin",
+    });
+    if (!resp.ok) throw new Error(`HTTP ${resp.status}`);
+    renderEntry(await resp.json());
+  } catch (err) {
+    body.innerHTML = `<p class="kbx-error">Could not read entry ${esc(id)}: ${esc(err.message)}</p>`;
+  }
+}
+
+function entryLink(id, text) {
+  return `<a href="#${esc(id)}" class="kbx-go" data-id="${esc(id)}">${esc(text)}</a>`;
+}
+
+function renderEntry(entry) {
+  const edges = (entry.edges || []).map((e) => `<li class="kbx-edge">`
+    + `<span class="kbx-rel">${e.direction === "out" ? "→" : "←"} ${esc(e.relation)}</span> `
+    + `${entryLink(e.entry.id, e.entry.title)}`
+    + (e.note ? `<div class="kbx-note">${esc(e.note)}</div>` : `<div class="kbx-note none">no note</div>`)
+    + `</li>`).join("");
+  const content = String(entry.content || "");
+  $("kbx-panel-body").innerHTML = `<article class="kbx-entry" data-id="${esc(entry.id)}">
+    <p class="kbx-meta">${esc(entry.kind)} · ${esc(entry.status)} · <code>${esc(entry.id)}</code></p>
+    <h2>${esc(entry.title)}</h2>
+    ${entry.summary ? `<p class="kbx-summary">${esc(entry.summary)}</p>` : ""}
+    <p class="kbx-content">${esc(content.length > 600 ? `${content.slice(0, 599)}…` : content)}</p>
+    <p><a class="kbx-button" href="${esc(cfg.adminUrl.replace("__ID__", encodeURIComponent(entry.id)))}">Open in admin</a></p>
+    <h3>Edges (${(entry.edges || []).length})</h3>
+    <ul class="kbx-edges">${edges || "<li class=\"kbx-hint\">No current edges.</li>"}</ul>
+  </article>`;
+}
+
+function setupSearch() {
+  const input = $("kbx-search");
+  const list = $("kbx-search-results");
+  const show = () => {
+    const q = input.value.trim().toLowerCase();
+    list.innerHTML = "";
+    if (!q) return;
+    const hits = [];
+    for (const n of state.visibleNodes) {
+      const title = n.title.toLowerCase();
+      const at = title.indexOf(q);
+      if (at >= 0 || n.id.startsWith(q)) hits.push([at < 0 ? 0 : at, -n.degree, n]);
+      if (hits.length > 400) break;
+    }
+    hits.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    hits.slice(0, 12).forEach(([, , n]) => {
+      const li = document.createElement("li");
+      li.setAttribute("role", "option");
+      li.dataset.id = n.id;
+      li.innerHTML = `${esc(n.title)} <span class="kbx-count">${esc(n.kind)}</span>`;
+      li.addEventListener("mousedown", (ev) => {
+        ev.preventDefault();
+        list.innerHTML = "";
+        input.value = n.title;
+        selectNode(n.id, true);
+      });
+      list.append(li);
+    });
+  };
+  input.addEventListener("input", show);
+  input.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") {
+      ev.preventDefault();
+      const first = list.querySelector("li");
+      if (first) first.dispatchEvent(new MouseEvent("mousedown"));
+    }
+  });
+  input.addEventListener("blur", () => setTimeout(() => { list.innerHTML = ""; }, 150));
+}
+
+// --- the fold answer, lit ------------------------------------------------------------------
+
+function relight() {
+  state.litLinks = new Set();
+  if (!state.highlighted.size) return;
+  for (const l of state.visibleLinks) {
+    if (state.highlighted.has(l.from) && state.highlighted.has(l.to)) state.litLinks.add(l.id);
+  }
+}
+
+function answerIds(answer) {
+  const ids = [];
+  for (const r of answer.results || []) {
+    ids.push(r.id);
+    for (const item of r.related || []) ids.push(item.id);
+    for (const item of r.neighbors || []) ids.push(item.id);
+  }
+  return ids;
+}
+
+function pointerHtml(item) {
+  const arrow = item.direction === "out" ? "→" : "←";
+  const via = item.via ? ` <span class="kbx-via">via ${esc(item.via.id)}</span>` : "";
+  const node = state.byId.get(item.id);
+  return `<li class="kbx-pointer ${esc(item.kind)}">`
+    + `<span class="kbx-rel">${arrow} ${esc(item.relation)}</span> `
+    + `${entryLink(item.id, node ? node.title : item.id)}${via}`
+    + (item.note ? `<div class="kbx-note">${esc(item.note)}</div>` : "")
+    + (item.summary ? `<div class="kbx-summary">${esc(item.summary)}</div>` : "")
+    + `</li>`;
+}
+
+function renderAnswer(answer) {
+  const results = (answer.results || []).map((r) => `<li class="kbx-result" data-id="${esc(r.id)}">
+      <div class="kbx-result-head"><span class="kbx-rank">${r.rank}</span>
+        ${entryLink(r.id, r.title)} <span class="kbx-count">${esc(r.kind)} · ${Number(r.score).toFixed(3)}</span></div>
+      ${r.summary ? `<div class="kbx-summary">${esc(r.summary)}</div>` : ""}
+      ${(r.related || []).length ? `<div class="kbx-sub">Folded here</div><ul>${r.related.map(pointerHtml).join("")}</ul>` : ""}
+      ${(r.neighbors || []).length ? `<div class="kbx-sub">Neighbours</div><ul>${r.neighbors.map(pointerHtml).join("")}</ul>` : ""}
+    </li>`).join("");
+  const s = answer.stats || {};
+  $("kbx-panel-body").innerHTML = `<section class="kbx-answer">
+    <p class="kbx-meta">The answer as the agent reads it</p>
+    <h2>${esc(answer.query)}</h2>
+    <p class="kbx-hint">pool ${s.pool ?? "?"} · ${s.groups ?? "?"} groups · ${s.folded ?? 0} folded · `
+    + `${s.refilled ?? 0} refilled · ${s.neighbors ?? 0} neighbours · ${s.took_ms ?? "?"} ms</p>
+    <ol class="kbx-results">${results || "<li>No results.</li>"}</ol>
+  </section>`;
+}
+
+async function runQuery(text, options = {}) {
+  const query = String(text || "").trim();
+  if (!query) { clearQuery(); return state.highlighted; }
+  $("kbx-query").value = query;
+  $("kbx-panel-body").innerHTML = `<p class="kbx-hint">Asking the bank…</p>`;
+  const resp = await fetch(cfg.queryUrl, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrf },
+    body: JSON.stringify({ query, lexical: $("kbx-lexical").checked, ...options }),
+  });
+  const answer = await resp.json();
+  if (!resp.ok) {
+    const msg = answer && answer.error ? answer.error.message : `HTTP ${resp.status}`;
+    $("kbx-panel-body").innerHTML = `<p class="kbx-error">${esc(msg)}</p>`;
+    throw new Error(msg);
+  }
+  state.answer = answer;
+  state.highlighted = new Set(answerIds(answer).filter((id) => state.byId.has(id)));
+  relight();
+  renderAnswer(answer);
+  refreshStyles();
+  document.body.classList.add("kbx-lit");
+  fitAll(800);
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  return state.highlighted;
+}
+
+function clearQuery() {
+  state.answer = null;
+  state.highlighted = new Set();
+  relight();
+  refreshStyles();
+  document.body.classList.remove("kbx-lit");
+  $("kbx-panel-body").innerHTML = "<p class=\"kbx-hint\">Cleared. Click an entry or ask a question.</p>";
+  fitAll(600);
+}
+
+// --- start ---------------------------------------------------------------------------------
+
+async function load() {
+  const resp = await fetch(cfg.graphUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+  if (!resp.ok) throw new Error(`graph data: HTTP ${resp.status}`);
+  const data = await resp.json();
+  state.data = data;
+  state.byId = new Map(data.nodes.map((n) => [n.id, n]));
+  buildFilterBoxes("kbx-kinds", new Set(data.nodes.map((n) => n.kind)), state.filters.kinds,
+    tally(data.nodes, "kind"));
+  buildFilterBoxes("kbx-relations", new Set(data.links.map((l) => l.relation)),
+    state.filters.relations, tally(data.links, "relation"));
+  buildFilterBoxes("kbx-sources", new Set(data.links.map((l) => l.source)),
+    state.filters.sources, tally(data.links, "source"));
+  const note = $("kbx-layout-note");
+  const layout = data.layout || {};
+  note.textContent = `Layout: ${layout.status || "?"}`
+    + (layout.computed_at ? ` (${new Date(layout.computed_at).toLocaleString()})` : "")
+    + ". Positions are computed on the server; colours are clusters, size is degree.";
+  applyFilters();
+  const initial = !state.webgl || data.nodes.length > LARGE ? "2d" : "3d";
+  if (!state.webgl) {
+    const banner = $("kbx-banner");
+    banner.hidden = false;
+    banner.textContent = "WebGL is not available here: drawing in 2D.";
+  }
+  setMode(initial);
+  $("kbx-counts").textContent = countsText();
+  const hash = decodeURIComponent(window.location.hash.slice(1));
+  if (hash && state.byId.has(hash)) setTimeout(() => selectNode(hash, true), 400);
+}
+
+function wire() {
+  document.querySelectorAll(".kbx-modes button").forEach((b) => {
+    b.addEventListener("click", () => setMode(b.dataset.mode));
+  });
+  $("kbx-hide-backfill").addEventListener("change", (ev) => {
+    state.filters.hideBackfill = ev.target.checked;
+    redraw();
+  });
+  $("kbx-query-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    runQuery($("kbx-query").value).catch(() => {});
+  });
+  $("kbx-query").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.shiftKey) {
+      ev.preventDefault();
+      runQuery($("kbx-query").value).catch(() => {});
+    }
+  });
+  $("kbx-query-clear").addEventListener("click", clearQuery);
+  $("kbx-panel").addEventListener("click", (ev) => {
+    const link = ev.target.closest("a.kbx-go");
+    if (!link) return;
+    ev.preventDefault();
+    selectNode(link.dataset.id, true);
+  });
+  window.addEventListener("resize", () => {
+    if (!state.graph) return;
+    const stage = $("kbx-stage");
+    state.graph.width(stage.clientWidth).height(stage.clientHeight);
+  });
+  setupSearch();
+}
+
+let readyResolve;
+const ready = new Promise((resolve) => { readyResolve = resolve; });
+
+window.kbExplorer = {
+  ready,
+  state() {
+    return {
+      nodes: state.visibleNodes.map((n) => n.id),
+      links: state.visibleLinks.map((l) => ({ id: l.id, from: l.from, to: l.to, relation: l.relation })),
+      highlighted: [...state.highlighted].sort(),
+      litLinks: [...state.litLinks].sort((a, b) => a - b),
+      mode: state.mode,
+      webgl: state.webgl,
+      selected: state.selected,
+      total: state.data.nodes.length,
+    };
+  },
+  async query(text, options) {
+    await ready;
+    return [...(await runQuery(text, options || {}))].sort();
+  },
+  clear: clearQuery,
+  setMode(mode) { setMode(mode); return state.mode; },
+  select(id) { return selectNode(id, true); },
+};
+
+wire();
+load().then(() => { document.body.dataset.ready = "true"; readyResolve(); }).catch((err) => {
+  $("kbx-counts").textContent = `Could not load the graph: ${err.message}`;
+  document.body.dataset.ready = "error";
+  readyResolve();
+});

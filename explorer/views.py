@@ -1,0 +1,77 @@
+"""Staff views of the graph explorer. Thin: the page is a shell whose script reads the REST API
+(session auth: graph data, the fold query, entries); the neighbourhood picture is drawn by a
+graph service."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from graph.analytics.neighbourhood import neighbourhood_svg as draw_neighbourhood
+from kb.errors import KbError
+from kb.models import Bank
+from kb.services.entries import find_entry
+
+
+def _bank(slug: str) -> Bank:
+    bank = Bank.objects.filter(slug=slug).first()
+    if bank is None:
+        raise Http404(f"No bank {slug!r}.")
+    return bank
+
+
+@require_GET
+@staff_member_required
+def explorer_page(request, bank: str):
+    """The whole bank as constellations; a query lights the answer as the agent reads it."""
+    bank_obj = _bank(bank)
+    config = {
+        "bank": bank_obj.slug,
+        "graphUrl": reverse("bank-graph", args=[bank_obj.slug]) + "?include_backfill=true",
+        "queryUrl": f"/api/v1/banks/{bank_obj.slug}/query",
+        "entryUrl": f"/api/v1/banks/{bank_obj.slug}/entries/__ID__",
+        "adminUrl": reverse("explorer:entry-admin", args=[bank_obj.slug, "__ID__"]),
+        "neighbourhoodUrl": reverse("explorer:neighbourhood", args=[bank_obj.slug, "__ID__"]),
+    }
+    return render(
+        request,
+        "explorer/explorer.html",
+        {
+            **admin.site.each_context(request),
+            "title": f"Graph explorer — {bank_obj.name}",
+            "bank": bank_obj,
+            "banks": Bank.objects.order_by("slug"),
+            "explorer_config": config,
+        },
+    )
+
+
+@require_GET
+@staff_member_required
+def neighbourhood_svg(request, bank: str, entry_id: str):
+    """An entry's current edges to depth 1 or 2 (``?depth=``), drawn as SVG."""
+    bank_obj = _bank(bank)
+    depth = 2 if request.GET.get("depth", "2") != "1" else 1
+    try:
+        entry = find_entry(bank_obj, entry_id)
+    except KbError:
+        raise Http404(f"No entry {entry_id!r} in bank {bank!r}.") from None
+    response = HttpResponse(draw_neighbourhood(entry, depth=depth), content_type="image/svg+xml")
+    response["Cache-Control"] = "private, max-age=30"
+    return response
+
+
+@require_GET
+@staff_member_required
+def entry_admin(request, bank: str, entry_id: str):
+    """Redirect from an entry's public id to its admin change page."""
+    bank_obj = _bank(bank)
+    try:
+        entry = find_entry(bank_obj, entry_id)
+    except KbError:
+        raise Http404(f"No entry {entry_id!r} in bank {bank!r}.") from None
+    return redirect(reverse("admin:kb_entry_change", args=[entry.pk]))

@@ -1,0 +1,120 @@
+"""Extraction as a background job: queued by REST and the admin, run by a Celery task, polled
+at ``GET /api/v1/jobs/{id}`` (progress is entries read of entries to read)."""
+
+from __future__ import annotations
+
+import json
+
+from celery import shared_task
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from graph.ingest.extract import EXTRACTORS
+from kb import audit
+from kb.errors import InvalidInput, KbError
+from kb.models import Bank, Job, JobStatus
+
+JOB_KIND = "extract_edges"
+
+
+def clean_request(bank: Bank, data: dict) -> tuple[list[str] | None, str]:
+    """Validate ``{"entries": [...] | null, "extractor": "local" | "llm"}``."""
+    if not isinstance(data, dict):
+        raise InvalidInput("The body must be a JSON object.", code="invalid_body")
+    unknown = sorted(set(data) - {"entries", "extractor"})
+    if unknown:
+        raise InvalidInput(
+            f"Unknown fields: {', '.join(unknown)}.",
+            code="invalid_input",
+            fields=dict.fromkeys(unknown, "Unknown field."),
+        )
+    entries = data.get("entries")
+    if entries is not None and (
+        not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() for e in entries)
+    ):
+        raise InvalidInput(
+            "entries must be a list of entry ids, or null for everything changed since the "
+            "last run.",
+            code="invalid_input",
+            fields={"entries": "Must be a list of ids or null."},
+        )
+    extractor = data.get("extractor", "local")
+    if extractor not in EXTRACTORS:
+        raise InvalidInput(
+            f"extractor must be one of: {', '.join(EXTRACTORS)}.",
+            code="unknown_extractor",
+            fields={"extractor": "Unknown extractor."},
+        )
+    if extractor == "llm" and not getattr(settings, "KB_EXTRACT_LLM_URL", ""):
+        raise InvalidInput(
+            "The llm extractor is not configured (KB_EXTRACT_LLM_URL); use the local one.",
+            code="extractor_not_configured",
+            fields={"extractor": "Not configured on this server."},
+        )
+    if entries is not None:
+        from graph.ingest.extract.run import explicit_entries
+
+        explicit_entries(bank, entries)  # unknown ids are a 400 now, not a failed job later
+    return entries, extractor
+
+
+def queue_extraction(bank: Bank, entries: list[str] | None, extractor: str, actor: str) -> Job:
+    """Store the request as a job and run it on the task queue after commit."""
+    job = Job.objects.create(
+        bank=bank,
+        kind=JOB_KIND,
+        actor=actor,
+        payload=json.dumps({"entries": entries, "extractor": extractor}),
+        progress_total=len(entries) if entries is not None else 0,
+    )
+    transaction.on_commit(lambda: extract_edges_task.delay(job.pk))
+    return job
+
+
+def run_extraction_job(job_id: int) -> str:
+    """Run a queued extraction job once; a finished job is left alone (idempotent)."""
+    from graph.ingest.extract.run import extract_edges
+
+    job = Job.objects.select_related("bank").get(pk=job_id)
+    if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        return job.status
+    Job.objects.filter(pk=job.pk).update(
+        status=JobStatus.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
+    )
+    request = json.loads(job.payload or "{}")
+
+    def progress(done: int, total: int) -> None:
+        step = max(1, total // 100)
+        if done == 0 or done == total or done % step == 0:
+            Job.objects.filter(pk=job.pk).update(progress_done=done, progress_total=total)
+
+    try:
+        with audit.acting_as(job.actor or f"job:{JOB_KIND}"):
+            run = extract_edges(
+                job.bank,
+                entries=request.get("entries"),
+                extractor=request.get("extractor", "local"),
+                progress=progress,
+            )
+    except KbError as exc:
+        Job.objects.filter(pk=job.pk).update(
+            status=JobStatus.FAILED,
+            errors=[{"line": None, "message": exc.message}],
+            finished_at=timezone.now(),
+        )
+        return JobStatus.FAILED
+    Job.objects.filter(pk=job.pk).update(
+        status=JobStatus.SUCCEEDED,
+        result=run.as_json(),
+        errors=[{"line": None, "message": f"{f['entry']}: {f['message']}"} for f in run.failed],
+        finished_at=timezone.now(),
+    )
+    return JobStatus.SUCCEEDED
+
+
+@shared_task(name="graph.extract_edges", acks_late=True)
+def extract_edges_task(job_id: int) -> str:
+    """Run an extraction job (idempotent: a finished job is not run again)."""
+    return run_extraction_job(job_id)

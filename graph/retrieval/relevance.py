@@ -1,0 +1,59 @@
+"""Query relevance of entries the fold did not rank itself: neighbours and folded pointers.
+
+A neighbour's relevance is the bank's weighted cosine of its own vectors against the query
+vector the search already computed, plus ``NOTE_WEIGHT`` times the full-text rank of the edge's
+note against the query's words (normalised into [0, 1)). Both are computed inside the fold's
+own statements, so relevance costs no extra round trip.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from kb.models import DEFAULT_DIMENSION_WEIGHTS, Bank
+
+NOTE_WEIGHT = 0.5
+# Relevance is compared in bands this wide; inside one band the note, then the edge type's
+# neighbour priority decide, so near-ties do not hide a noted correction behind a bare link.
+RELEVANCE_BAND = 0.02
+# Candidates read per result and direction on the way to the neighbour slots: a hub with
+# 20,000 edges costs at most this many rows (noted edges first, newest first; index order).
+NEIGHBOR_CANDIDATE_CAP = 48
+DIMENSIONS = ("content", "useful_for", "context")
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def note_terms(query: str) -> str:
+    """The query's words as an OR tsquery text (``to_tsquery('english', ...)``), '' if none."""
+    words = list(dict.fromkeys(_WORD.findall(query.lower())))[:32]
+    return " | ".join(w for w in words if len(w) > 1)
+
+
+def vector_relevance_sql(alias: str = "emb") -> str:
+    """SQL for the bank-weighted cosine of ``alias``'s vectors against ``qv.v`` (NULL when the
+    entry has no vector yet). Parameters: ``w_content``, ``w_useful_for``, ``w_context``."""
+    num = " + ".join(f"coalesce(%(w_{d})s * (1 - ({alias}.{d} <=> qv.v)), 0)" for d in DIMENSIONS)
+    den = " + ".join(
+        f"(CASE WHEN {alias}.{d} IS NULL THEN 0 ELSE %(w_{d})s END)" for d in DIMENSIONS
+    )
+    return f"(({num}) / nullif({den}, 0))"
+
+
+NOTE_RELEVANCE_SQL = (
+    "(CASE WHEN %(note_terms)s = '' OR {note} = '' THEN 0 ELSE "
+    "ts_rank_cd(to_tsvector('english', {note}), to_tsquery('english', %(note_terms)s), 32) END)"
+)
+
+
+def relevance_params(
+    bank: Bank, query: str, query_vector: Sequence[float] | None
+) -> dict[str, object]:
+    weights = bank.dimension_weights() if bank else dict(DEFAULT_DIMENSION_WEIGHTS)
+    params: dict[str, object] = {f"w_{d}": max(0.0, weights[d]) for d in DIMENSIONS}
+    params["qvec"] = str(list(query_vector)) if query_vector is not None else None
+    params["note_terms"] = note_terms(query)
+    params["note_weight"] = NOTE_WEIGHT
+    params["band"] = RELEVANCE_BAND
+    return params

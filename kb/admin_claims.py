@@ -1,0 +1,82 @@
+"""Admin for claims: live claims per bank for staff, and a release action (the same service
+as REST and MCP). Claims are made by agents, so there is no add form and no field edits."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import Q
+from django.utils import timezone
+
+from kb import audit
+from kb.models import Claim
+from kb.services import claims as claim_service
+
+
+class ClaimStateFilter(admin.SimpleListFilter):
+    """Live by default: what an agent would be told about right now."""
+
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return [("live", "Live"), ("expired", "Expired"), ("released", "Released"), ("all", "All")]
+
+    def choices(self, changelist):
+        for lookup, title in self.lookup_choices:
+            yield {
+                "selected": (self.value() or "live") == lookup,
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        value = self.value() or "live"
+        if value == "live":
+            return queryset.filter(released_at__isnull=True, expires_at__gt=now)
+        if value == "expired":
+            return queryset.filter(
+                Q(released_by=claim_service.EXPIRED)
+                | Q(released_at__isnull=True, expires_at__lte=now)
+            )
+        if value == "released":
+            return queryset.filter(released_at__isnull=False).exclude(
+                released_by=claim_service.EXPIRED
+            )
+        return queryset
+
+
+@admin.register(Claim)
+class ClaimAdmin(admin.ModelAdmin):
+    list_display = ("subject", "bank", "holder", "since", "expires_at", "live", "entry_link")
+    list_filter = (ClaimStateFilter, "bank")
+    search_fields = ("subject", "holder", "note")
+    ordering = ("bank", "since")
+    list_select_related = ("bank", "entry")
+    actions = ["release_selected"]
+    readonly_fields = [f.name for f in Claim._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request, obj)
+
+    @admin.display(boolean=True, description="live")
+    def live(self, obj: Claim) -> bool:
+        return obj.is_live
+
+    @admin.display(description="entry")
+    def entry_link(self, obj: Claim) -> str:
+        return obj.entry.short_id if obj.entry_id else ""
+
+    @admin.action(description="Release selected claims")
+    def release_selected(self, request, queryset):
+        actor = f"staff:{request.user.get_username()}"
+        released = 0
+        with audit.acting_as(actor):
+            for found in queryset.select_related("bank"):
+                if found.is_live:
+                    claim_service.release(found.bank, found.pk, actor=actor, reason="admin")
+                    released += 1
+        messages.success(request, f"Released {released} claim(s).")

@@ -1,0 +1,258 @@
+"""Claims (API.md "Claims"): claim, renew, release and list work in progress on a subject.
+
+Atomic under concurrency without application locks: a unique partial index keeps one
+unreleased claim per (bank, normalised subject), and a claim is one ``INSERT … ON CONFLICT DO
+NOTHING``. Of any number of concurrent claimers exactly one inserts; the others read the
+winner's row and are told who holds it. An expired claim never blocks: the claim that finds it
+closes it first (``released_by = "expired"``), and every reader treats ``expires_at <= now`` as
+ended, so no scheduled job is needed for correctness.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from kb import audit
+from kb.errors import Conflict, InvalidInput, NotFound
+from kb.models import Bank, Claim, Entry, EntryStatus, OperationKind
+
+DEFAULT_TTL_SECONDS = 1800
+MIN_TTL_SECONDS = 10
+MAX_TTL_SECONDS = 7 * 24 * 3600
+MAX_SUBJECT = 500
+MAX_HOLDER = 200
+MAX_NOTE = 2000
+EXPIRED = "expired"
+
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass
+class ClaimResult:
+    """The outcome of :func:`claim`: the live claim and whether it is new (else renewed)."""
+
+    claim: Claim
+    created: bool
+
+
+def _text(value, field: str, limit: int, *, required: bool) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be a string.", fields={field: "Must be a string."})
+    value = value.strip()
+    if required and not value:
+        raise InvalidInput(f"{field} is required.", fields={field: "Required."})
+    if len(value) > limit:
+        raise InvalidInput(
+            f"{field} must be at most {limit} characters.", fields={field: "Too long."}
+        )
+    if "\x00" in value:
+        raise InvalidInput(f"{field} must not contain NUL.", fields={field: "Contains NUL."})
+    return value
+
+
+def _ttl(value) -> int:
+    if value is None:
+        return DEFAULT_TTL_SECONDS
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidInput(
+            "ttl_seconds must be a whole number of seconds.", fields={"ttl_seconds": "Integer."}
+        )
+    if not MIN_TTL_SECONDS <= value <= MAX_TTL_SECONDS:
+        raise InvalidInput(
+            f"ttl_seconds must be from {MIN_TTL_SECONDS} to {MAX_TTL_SECONDS}.",
+            fields={"ttl_seconds": f"Between {MIN_TTL_SECONDS} and {MAX_TTL_SECONDS}."},
+        )
+    return value
+
+
+def subject_entry(bank: Bank, subject: str) -> Entry | None:
+    """The entry of ``bank`` a subject names by short id or key (merged ids follow the
+    survivor), else None: such a subject is free text."""
+    entries = Entry.objects.filter(bank=bank).exclude(status=EntryStatus.DELETED)
+    entry = entries.filter(short_id=subject).first() or entries.filter(key=subject).first()
+    seen = set()
+    while entry is not None and entry.merged_into_id and entry.merged_into_id not in seen:
+        seen.add(entry.merged_into_id)
+        entry = Entry.objects.filter(pk=entry.merged_into_id).first()
+    return entry
+
+
+def normalise_subject(subject: str, entry: Entry | None = None) -> str:
+    """One key per subject: ``entry:<short_id>`` for an entry (whether named by id or key),
+    else ``text:`` and the casefolded text with runs of white space collapsed."""
+    if entry is not None:
+        return f"entry:{entry.short_id}"
+    return "text:" + _SPACES.sub(" ", subject.strip()).casefold()
+
+
+def _live(queryset, now: dt.datetime):
+    return queryset.filter(released_at__isnull=True, expires_at__gt=now)
+
+
+def claim(
+    bank: Bank,
+    subject,
+    holder,
+    *,
+    ttl_seconds=None,
+    note=None,
+    actor: str = "",
+    attempts: int = 5,
+) -> ClaimResult:
+    """Claim ``subject`` for ``holder`` for ``ttl_seconds``. A new claim is ``created``; the same
+    holder claiming a live claim again renews it (new expiry, new note if given). Another
+    holder's live claim raises ``Conflict`` ``claim_held`` naming holder, since and expiry."""
+    subject = _text(subject, "subject", MAX_SUBJECT, required=True)
+    holder = _text(holder, "holder", MAX_HOLDER, required=True)
+    note_text = _text(note, "note", MAX_NOTE, required=False) if note is not None else None
+    ttl = _ttl(ttl_seconds)
+    entry = subject_entry(bank, subject)
+    key = normalise_subject(subject, entry)
+    actor = actor or audit.current().actor
+
+    for _ in range(attempts):
+        with transaction.atomic():
+            now = timezone.now()
+            expires_at = now + dt.timedelta(seconds=ttl)
+            # An expired claim never blocks: close it before trying to insert.
+            Claim.objects.filter(
+                bank=bank, subject_key=key, released_at__isnull=True, expires_at__lte=now
+            ).update(released_at=now, released_by=EXPIRED)
+            new_id = _insert_unless_held(
+                bank, subject, key, entry, holder, note_text or "", now, expires_at, actor
+            )
+            if new_id is not None:
+                with audit.operation(
+                    bank, OperationKind.CLAIM, reason=f"claim {subject}", actor=actor
+                ) as op:
+                    audit.record(op, claim=new_id, subject=subject, holder=holder, ttl=ttl)
+                return ClaimResult(Claim.objects.get(pk=new_id), created=True)
+            held = (
+                _live(Claim.objects.filter(bank=bank, subject_key=key), now)
+                .select_for_update()
+                .first()
+            )
+            if held is None:
+                continue  # released or expired between our insert and this read: try again
+            if held.holder != holder:
+                raise Conflict(
+                    f"{subject!r} is claimed by {held.holder} until {held.expires_at.isoformat()}.",
+                    code="claim_held",
+                    fields={
+                        "holder": held.holder,
+                        "since": held.since.isoformat(),
+                        "expires_at": held.expires_at.isoformat(),
+                    },
+                    extra={"claim": held.pk},
+                )
+            held.expires_at = expires_at
+            held.renewed_at = now
+            update_fields = ["expires_at", "renewed_at"]
+            if note_text is not None:
+                held.note = note_text
+                update_fields.append("note")
+            held.save(update_fields=update_fields)
+            with audit.operation(
+                bank, OperationKind.CLAIM, reason=f"renew {subject}", actor=actor
+            ) as op:
+                audit.record(op, claim=held.pk, subject=subject, holder=holder, ttl=ttl, renew=True)
+            return ClaimResult(held, created=False)
+    raise Conflict(
+        "The claim kept changing hands while we tried; nothing was written — retry.",
+        code="write_conflict",
+    )
+
+
+def _insert_unless_held(bank, subject, key, entry, holder, note, now, expires_at, actor):
+    """``INSERT … ON CONFLICT DO NOTHING`` against the unique partial index: the id of the new
+    claim, or None when an unreleased claim on the subject exists (or is being inserted by a
+    concurrent transaction, which this statement waits for)."""
+    table = Claim._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {table} (bank_id, subject, subject_key, entry_id, holder, note, since,
+                                 expires_at, released_by, created_by)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, '', %s)
+            ON CONFLICT (bank_id, subject_key) WHERE released_at IS NULL DO NOTHING
+            RETURNING id
+            """,
+            [
+                bank.pk,
+                subject,
+                key,
+                entry.pk if entry else None,
+                holder,
+                note,
+                now,
+                expires_at,
+                actor,
+            ],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def find_claim(bank: Bank, claim_id) -> Claim:
+    """A claim of ``bank`` by id (404 ``claim_not_found`` for anything else)."""
+    try:
+        pk = int(str(claim_id).strip())
+    except (TypeError, ValueError):
+        pk = None
+    found = Claim.objects.filter(bank=bank, pk=pk).first() if pk and pk > 0 else None
+    if found is None:
+        raise NotFound(f"No claim {claim_id!r} in bank {bank.slug!r}.", code="claim_not_found")
+    return found
+
+
+def release(bank: Bank, claim_id, *, actor: str = "", reason: str = "") -> Claim:
+    """End a claim now. Releasing a claim that already ended changes nothing (idempotent)."""
+    actor = actor or audit.current().actor
+    with transaction.atomic():
+        found = find_claim(bank, claim_id)
+        held = Claim.objects.select_for_update().get(pk=found.pk)
+        if held.released_at is not None:
+            return held
+        now = timezone.now()
+        if held.expires_at <= now:
+            held.released_at, held.released_by = now, EXPIRED
+            held.save(update_fields=["released_at", "released_by"])
+            return held
+        held.released_at, held.released_by = now, actor
+        held.save(update_fields=["released_at", "released_by"])
+        with audit.operation(
+            bank, OperationKind.RELEASE, reason=reason or f"release {held.subject}", actor=actor
+        ) as op:
+            audit.record(op, claim=held.pk, subject=held.subject, holder=held.holder)
+    return held
+
+
+def live_claims(
+    bank: Bank,
+    *,
+    subject: str | None = None,
+    entries: list[Entry] | None = None,
+    subjects: list[str] | None = None,
+    limit: int = 200,
+) -> list[Claim]:
+    """Live claims of ``bank``, oldest first: all of them, or those on ``subject``, or those
+    naming any of ``entries`` or any of the free-text ``subjects``."""
+    now = timezone.now()
+    queryset = _live(Claim.objects.filter(bank=bank), now)
+    if subject is not None:
+        subject = _text(subject, "subject", MAX_SUBJECT, required=True)
+        queryset = queryset.filter(
+            subject_key=normalise_subject(subject, subject_entry(bank, subject))
+        )
+    if entries is not None or subjects is not None:
+        keys = [normalise_subject("", e) for e in entries or []]
+        keys += [normalise_subject(s) for s in subjects or [] if s.strip()]
+        queryset = queryset.filter(subject_key__in=keys)
+    return list(queryset.order_by("since", "id")[:limit])

@@ -1,0 +1,425 @@
+"""The MCP tools of API.md "MCP" (the fourteen listed there, plus the edge-proposal queue of
+"Edge extraction"): what each mirrors over REST, its description for a
+model, and its input schema (relations and kinds enumerated from the banks' vocabulary).
+
+A tool's arguments are the REST request's fields with the same names, plus ``bank``; a path id
+is ``id`` (entry), ``edge_id``, ``claim_id``, ``process_id`` or ``proposal_id``. ``dispatch`` sends the path ids
+into the path, the query fields into the query string and everything else into the body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+BANK = {
+    "type": "string",
+    "description": "Bank slug. Optional when your token holds exactly one bank.",
+}
+ENTRY_ID = {"type": "string", "description": "An entry's 8-character id (or its key)."}
+STRINGS = {"type": "array", "items": {"type": "string"}}
+
+NOTE_RULE = (
+    "A note says HOW the other entry pertains, never WHAT it says: 'Concrete working recipe for "
+    "the cookie-jar pattern described there.' or 'The session POST in that recipe needs "
+    "--http1.1.' — not a copy of the other entry's fact (a note repeating the target's text "
+    "is refused)."
+)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its REST mirror and its advertised schema."""
+
+    name: str
+    method: str
+    path: str  # under /api/v1/, with {bank} and the path ids in braces
+    description: str
+    properties: dict
+    required: tuple[str, ...] = ()
+    query_fields: frozenset[str] = frozenset()
+    read_only: bool = False
+    alt_path: str | None = None  # used when the path id is absent (workflow_gaps lists)
+    path_ids: tuple[str, ...] = field(default=())
+
+
+def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
+    relation = {"type": "string", "enum": relations} if relations else {"type": "string"}
+    kind = {"type": "string", "enum": kinds} if kinds else {"type": "string"}
+    direction = {"type": "string", "enum": ["out", "in", "both"]}
+    return [
+        ToolSpec(
+            name="query_knowledge_bank",
+            method="POST",
+            path="banks/{bank}/query",
+            read_only=True,
+            description=(
+                "Search the team's knowledge bank before you start or when you hit a problem: "
+                "recipes, gotchas, decisions, playbooks written by earlier agents and staff. "
+                "Ask in words, as you would ask a colleague ('how do I log in to production "
+                "with playwright'). Results are folded: near-duplicates and corrections come "
+                "as `related` pointers on one result, and `neighbors` are entries one edge "
+                "away, each with a note saying why you would follow it. Fetch a pointer with "
+                "get_entry only when its note says it matters for your task. Not for looking "
+                "up one known name or id (use resolve or get_entry) nor for walking "
+                "dependencies (use traverse)."
+            ),
+            properties={
+                "query": {"type": "string", "description": "What you need to know, in words."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 8},
+                "fold": {"type": "boolean", "default": True},
+                "pool": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
+                "neighbors": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
+                "lexical": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Also match rare tokens exactly (error strings, flag names).",
+                },
+                "kinds": {"type": "array", "items": kind},
+                "systems": STRINGS,
+                "include_retired": {"type": "boolean", "default": True},
+            },
+            required=("query",),
+        ),
+        ToolSpec(
+            name="report_learning",
+            method="POST",
+            path="banks/{bank}/entries",
+            description=(
+                "Record something you learned that the next agent would otherwise have to "
+                "rediscover: a gotcha, a working recipe, a decision and its reason. Write it for "
+                "a stranger: a specific title, content with the exact commands, paths and "
+                "error strings. `useful_for` is one sentence naming the situation where a "
+                "reader needs this ('Use when a Playwright login to production answers 403'), "
+                "not a summary of the content. If it corrects, supersedes or refines an entry "
+                "you read, say so in `connections` so the edge lands with the entry. "
+                + NOTE_RULE
+                + " Not for session logs, progress reports, to-do items or transient "
+                "state ('I am now running the tests'): those are refused with not_a_learning. "
+                "Search first; if an entry already says it, link or verify instead."
+            ),
+            properties={
+                "title": {"type": "string"},
+                "content": {"type": "string"},
+                "summary": {"type": "string", "description": "One sentence."},
+                "useful_for": {"type": "string", "description": "When a reader needs this."},
+                "kind": kind,
+                "key": {"type": ["string", "null"]},
+                "systems": STRINGS,
+                "tasks": STRINGS,
+                "metadata": {"type": "object"},
+                "steps": {"type": ["array", "null"], "description": "Playbook steps, in order."},
+                "lifetime": {
+                    "type": "object",
+                    "description": 'Exactly one of {"durable": true}, {"expires_at": '
+                    '"YYYY-MM-DD"}, {"resolved_by": "<id>"}.',
+                },
+                "anchors": {
+                    "type": "object",
+                    "properties": {"files": STRINGS, "symbols": STRINGS},
+                    "description": "Files and symbols this knowledge is about.",
+                },
+                "connections": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": ENTRY_ID,
+                            "relation": relation,
+                            "note": {"type": "string"},
+                        },
+                        "required": ["id", "relation"],
+                    },
+                },
+            },
+            required=("title", "lifetime"),
+        ),
+        ToolSpec(
+            name="get_entry",
+            method="GET",
+            path="banks/{bank}/entries/{id}",
+            path_ids=("id",),
+            read_only=True,
+            description=(
+                "Read one entry in full with its current edges both ways and its aliases. Use "
+                "it to follow a pointer whose note says it matters, or to read an id someone "
+                "cited. `as_of` (ISO timestamp with zone) shows what the bank believed then. "
+                "Not for searching (use query_knowledge_bank)."
+            ),
+            properties={
+                "id": ENTRY_ID,
+                "as_of": {"type": "string"},
+                "valid_at": {"type": "string"},
+            },
+            required=("id",),
+            query_fields=frozenset({"as_of", "valid_at"}),
+        ),
+        ToolSpec(
+            name="link_entries",
+            method="POST",
+            path="banks/{bank}/edges",
+            description=(
+                "Join two existing entries with a typed edge when you are sure they belong "
+                "together: one corrects, supersedes or clarifies the other, a recipe cites an "
+                "analysis, a service depends_on another. Direction matters: `from` corrects "
+                "`to`. " + NOTE_RULE + " Not for mere similarity: never link on a hunch. When "
+                "you are writing a new learning, put the connection in report_learning instead."
+            ),
+            properties={
+                "from": ENTRY_ID,
+                "to": ENTRY_ID,
+                "relation": relation,
+                "note": {"type": "string"},
+                "evidence": {"type": "object"},
+                "valid_from": {"type": ["string", "null"]},
+                "valid_to": {"type": ["string", "null"]},
+                "reason": {"type": "string"},
+            },
+            required=("from", "to", "relation"),
+        ),
+        ToolSpec(
+            name="unlink_entries",
+            method="POST",
+            path="banks/{bank}/edges/{edge_id}/unlink",
+            path_ids=("edge_id",),
+            description=(
+                "Retract an edge that is wrong (the entries do not pertain to each other as "
+                "stated). The edge is closed, not erased: history keeps it. A reason is "
+                "required. Not for an edge whose fact stopped being true at some date "
+                "(that is a validity change, done by curators)."
+            ),
+            properties={"edge_id": {"type": "integer"}, "reason": {"type": "string"}},
+            required=("edge_id", "reason"),
+        ),
+        ToolSpec(
+            name="resolve",
+            method="GET",
+            path="banks/{bank}/resolve",
+            read_only=True,
+            description=(
+                "Turn a name you were given (an id, a key such as 'service:reports', an alias, "
+                "a person's or system's name) into the entry it names. Answers `ambiguous` with "
+                "every candidate rather than guessing; then ask or pick by title. Not for "
+                "questions (use query_knowledge_bank)."
+            ),
+            properties={"q": {"type": "string", "description": "The surface form."}},
+            required=("q",),
+            query_fields=frozenset({"q"}),
+        ),
+        ToolSpec(
+            name="traverse",
+            method="POST",
+            path="banks/{bank}/traverse",
+            read_only=True,
+            description=(
+                "Walk typed edges from one entry with explicit limits: who depends on a "
+                "service, what a step requires, who owns it. Give `steps` (one allow-list of "
+                "relations and a direction per hop) or `relations` + `direction` + "
+                "`max_depth`. Paths come with the edges' evidence; `truncated` tells you the "
+                "answer is partial. Not for open questions (use query_knowledge_bank)."
+            ),
+            properties={
+                "start": {
+                    "description": 'An id, or {"key": "..."} or {"name": "..."}.',
+                    "anyOf": [
+                        {"type": "string"},
+                        {"type": "object", "properties": {"key": {"type": "string"}}},
+                        {"type": "object", "properties": {"name": {"type": "string"}}},
+                    ],
+                },
+                "steps": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "relations": {"type": "array", "items": relation},
+                            "direction": direction,
+                        },
+                    },
+                },
+                "relations": {"type": "array", "items": relation},
+                "direction": direction,
+                "max_depth": {"type": ["integer", "null"]},
+                "max_expansions": {"type": "integer"},
+                "max_paths": {"type": "integer"},
+                "max_evidence_tokens": {"type": "integer"},
+                "valid_at": {"type": ["string", "null"]},
+                "as_of": {"type": ["string", "null"]},
+            },
+            required=("start",),
+        ),
+        ToolSpec(
+            name="retire_entry",
+            method="POST",
+            path="banks/{bank}/entries/{id}/retire",
+            path_ids=("id",),
+            description=(
+                "Retire an entry you have shown to be no longer true, quoting the evidence "
+                "verbatim (an error message, a changelog line, a command's output). Name the "
+                "replacement in `superseded_by` when there is one. It stays readable and "
+                "downranked. Not for entries that are merely old: verify those instead."
+            ),
+            properties={
+                "id": ENTRY_ID,
+                "reason": {"type": "string"},
+                "evidence": {"type": "string"},
+                "superseded_by": ENTRY_ID,
+            },
+            required=("id", "reason", "evidence"),
+        ),
+        ToolSpec(
+            name="verify_entry",
+            method="POST",
+            path="banks/{bank}/entries/{id}/verify",
+            path_ids=("id",),
+            description=(
+                "Confirm that an entry still holds, after you checked it against reality in "
+                "this session (you ran the recipe, saw the behaviour). Moves verified_at only. "
+                "Not for entries you merely read, and not for edits."
+            ),
+            properties={"id": ENTRY_ID, "note": {"type": "string"}},
+            required=("id",),
+        ),
+        ToolSpec(
+            name="recall_anchors",
+            method="POST",
+            path="banks/{bank}/recall/anchors",
+            read_only=True,
+            description=(
+                "Before editing files, ask which entries are anchored to them or to the "
+                "symbols you touch: constraints and gotchas surface whatever words you had in "
+                "mind. Give paths relative to the repository root. Not for questions in "
+                "words (use query_knowledge_bank)."
+            ),
+            properties={
+                "files": STRINGS,
+                "symbols": STRINGS,
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+            },
+        ),
+        ToolSpec(
+            name="claim_work",
+            method="POST",
+            path="banks/{bank}/claims",
+            description=(
+                "Claim a piece of work before starting it, so other agents do not duplicate "
+                "it: a subject in words ('migrate reports to the new ledger') or an entry id. "
+                "Exactly one concurrent claimer wins; if someone holds it you get claim_held "
+                "with the holder, since and expires_at: do something else or coordinate. "
+                "Claiming again as the same holder renews. Release it when done. Not for "
+                "recording knowledge."
+            ),
+            properties={
+                "subject": {"type": "string"},
+                "holder": {"type": "string", "description": "You: a stable agent/session name."},
+                "ttl_seconds": {"type": "integer", "minimum": 10, "default": 1800},
+                "note": {"type": "string", "description": "What you are doing, briefly."},
+            },
+            required=("subject",),
+        ),
+        ToolSpec(
+            name="release_claim",
+            method="POST",
+            path="banks/{bank}/claims/{claim_id}/release",
+            path_ids=("claim_id",),
+            description=(
+                "Release a claim when the work is done or abandoned, so others may take it. "
+                "Releasing an ended claim changes nothing. Not for someone else's live claim "
+                "unless they asked you to: coordinate instead."
+            ),
+            properties={"claim_id": {"type": "integer"}, "reason": {"type": "string"}},
+            required=("claim_id",),
+        ),
+        ToolSpec(
+            name="get_context",
+            method="POST",
+            path="banks/{bank}/context",
+            read_only=True,
+            description=(
+                "One call at the start of a task: prompt-ready Markdown with the knowledge "
+                "for the task (folded results and their pointers' notes), entries anchored to "
+                "the files and symbols you will edit, live claims on them and open workflow "
+                "findings, packed within `budget_tokens`. `truncated` says something did not "
+                "fit. Not for follow-up questions mid-task (use query_knowledge_bank)."
+            ),
+            properties={
+                "task": {"type": "string"},
+                "files": STRINGS,
+                "symbols": STRINGS,
+                "budget_tokens": {"type": "integer", "minimum": 32, "default": 1500},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 6},
+            },
+        ),
+        ToolSpec(
+            name="workflow_gaps",
+            method="GET",
+            path="banks/{bank}/workflows/{process_id}/gaps",
+            alt_path="banks/{bank}/workflows/",
+            path_ids=("process_id",),
+            read_only=True,
+            description=(
+                "Holes in a business process: dead ends, decisions with one branch, "
+                "requirements nothing produces, unowned or unreachable steps, loops with no "
+                "exit. With `process_id` (the process entry's id) the latest gap report; "
+                "without it the bank's processes with their open findings counts. Not for "
+                "engineering knowledge (use query_knowledge_bank)."
+            ),
+            properties={"process_id": ENTRY_ID},
+        ),
+        ToolSpec(
+            name="list_edge_proposals",
+            method="GET",
+            path="banks/{bank}/edge-proposals",
+            read_only=True,
+            query_fields=frozenset({"status", "cursor", "limit"}),
+            description=(
+                "Curators only (scope curate): the review queue of edges proposed by extraction "
+                "from entries' prose, most confident first. Each proposal quotes the verbatim "
+                "span that states it; `from`/`to` are null when a name did not resolve to "
+                "exactly one entry. Page with `cursor` (the previous answer's `next`). Not a "
+                "list of edges: nothing here counts until it is accepted."
+            ),
+            properties={
+                "status": {"type": "string", "enum": ["open", "accepted", "rejected", "all"]},
+                "cursor": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+            },
+        ),
+        ToolSpec(
+            name="decide_edge_proposal",
+            method="POST",
+            path="banks/{bank}/edge-proposals/{proposal_id}/decide",
+            path_ids=("proposal_id",),
+            description=(
+                "Curators only (scope curate): accept an extracted edge proposal (writes the "
+                "edge with source `extracted` and the quoted span as evidence, revertible) or "
+                "reject it (it is never proposed again). Read the span first: accept only what "
+                "it states, never an inference. An unresolved end needs `from`/`to` naming the "
+                "entry."
+            ),
+            properties={
+                "proposal_id": {"type": "integer"},
+                "decision": {"type": "string", "enum": ["accept", "reject"]},
+                "reason": {"type": "string"},
+                "from": ENTRY_ID,
+                "to": ENTRY_ID,
+            },
+            required=("proposal_id", "decision"),
+        ),
+    ]
+
+
+def tool_specs(
+    relations: list[str] | None = None, kinds: list[str] | None = None
+) -> list[ToolSpec]:
+    """Every tool, with ``relations`` and ``kinds`` as enums where given."""
+    return _tools(sorted(set(relations or [])), sorted(set(kinds or [])))
+
+
+TOOL_NAMES = tuple(spec.name for spec in tool_specs())
+
+
+def input_schema(spec: ToolSpec) -> dict:
+    schema = {"type": "object", "properties": {"bank": BANK, **spec.properties}}
+    if spec.required:
+        schema["required"] = list(spec.required)
+    return schema

@@ -1,0 +1,151 @@
+"""Query-aware neighbour selection (issue 15, API.md step 7 as amended): after the pinned
+replacement, neighbours and folded pointers are ordered by relevance to the query, never by
+insertion order; a hub costs a bounded read, reported in stats."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from graph.retrieval import query as query_service
+from graph.retrieval.query import QueryParams, run_query
+from kb.models import Entry
+from kb.services.embedding import embed_entries
+from kb.services.search import ScoredEntry
+
+pytestmark = pytest.mark.django_db
+
+DISTRACTORS = [
+    "Cafeteria menu for the spring quarter",
+    "Badge renewal dates for the facilities team",
+    "Colour palette of the quarterly slide deck",
+    "Holiday rota of the support desk",
+    "Printer toner ordering on the third floor",
+]
+
+
+@pytest.fixture
+def ranked(monkeypatch, hashing_embedder):
+    def use(*entries, relevance=None):
+        def fake_rank(bank, query, *, limit, **_):
+            hits = [
+                ScoredEntry(
+                    e.pk,
+                    1.0 - i / 100,
+                    (relevance or {}).get(e.pk, 0.5),
+                    0.5,
+                    None,
+                    ["vector"],
+                    i + 1,
+                )
+                for i, e in enumerate(entries)
+            ]
+            return hits[:limit]
+
+        monkeypatch.setattr(query_service, "rank_candidates", fake_rank)
+
+    return use
+
+
+def _crowded(bank, make_entry, linked, hashing_embedder, *, needed_first: bool):
+    a, other = make_entry("Rotate the ledger signing key"), make_entry("Unrelated result")
+    needed = make_entry(
+        "Ledger signing key quirk",
+        content="The ledger signing key rotation needs the nonce header set exactly.",
+    )
+    crowd = [make_entry(t, content=f"{t}, kept for reference.") for t in DISTRACTORS]
+    note = "Read before running this: a detail you must get exactly right."
+    if needed_first:
+        linked(needed, a, "clarifies", note=note)
+    for c in crowd:
+        linked(c, a, "clarifies", note="Background about the people around this recipe.")
+    if not needed_first:
+        linked(needed, a, "clarifies", note=note)
+    embed_entries(Entry.objects.filter(bank=bank), embedder=hashing_embedder)
+    return a, other, needed
+
+
+@pytest.mark.parametrize("needed_first", [True, False])
+def test_the_neighbour_the_query_asks_for_wins_whatever_the_insertion_order(
+    bank, make_entry, linked, ranked, hashing_embedder, needed_first
+):
+    a, other, needed = _crowded(
+        bank, make_entry, linked, hashing_embedder, needed_first=needed_first
+    )
+    ranked(a, other)
+    body = run_query(bank, QueryParams("ledger signing key rotation nonce", limit=2, neighbors=1))
+    assert [n["id"] for n in body["results"][0]["neighbors"]] == [needed.short_id]
+
+
+def test_pinned_replacement_still_first_in_a_crowd(
+    bank, make_entry, linked, ranked, hashing_embedder
+):
+    a, other, needed = _crowded(bank, make_entry, linked, hashing_embedder, needed_first=False)
+    new = make_entry("Cafeteria opening hours")  # irrelevant to the query, but it replaces A
+    linked(new, a, "supersedes")
+    ranked(a, other)
+    body = run_query(bank, QueryParams("ledger signing key rotation nonce", limit=2, neighbors=2))
+    ids = [n["id"] for n in body["results"][0]["neighbors"]]
+    assert ids[0] == new.short_id and ids[1] == needed.short_id
+
+
+def test_without_vectors_note_relevance_then_note_then_priority_decide(
+    bank, make_entry, linked, ranked
+):
+    a, other = make_entry("A"), make_entry("B")
+    bare_corrects, noted_seealso, noted_match = (make_entry(t) for t in ("x", "y", "z"))
+    linked(bare_corrects, a, "corrects")
+    linked(a, noted_seealso, "see_also", note="Background for the outage.")
+    linked(a, noted_match, "see_also", note="Explains the nonce header the signer wants.")
+    ranked(a, other)
+    body = run_query(bank, QueryParams("which nonce header", limit=2, neighbors=3))
+    assert [n["id"] for n in body["results"][0]["neighbors"]] == [
+        noted_match.short_id,  # its note matches the query's words
+        noted_seealso.short_id,  # a note beats a bare link of higher priority
+        bare_corrects.short_id,
+    ]
+
+
+def test_folded_pointers_ordered_by_relevance(bank, make_entry, linked, ranked):
+    rep, other = make_entry("Representative"), make_entry("Other")
+    weak, strong = make_entry("weak"), make_entry("strong")
+    linked(weak, rep, "clarifies", note="Background.")
+    linked(strong, rep, "clarifies", note="Background.")
+    # pool rank puts weak first, but strong is the more relevant to the query
+    ranked(rep, other, weak, strong, relevance={weak.pk: 0.2, strong.pk: 0.7})
+    body = run_query(bank, QueryParams("q", limit=2))
+    assert [p["id"] for p in body["results"][0]["related"]] == [strong.short_id, weak.short_id]
+
+
+def test_a_hub_reads_a_bounded_candidate_set_and_says_so(
+    bank, make_entry, linked, ranked, hashing_embedder
+):
+    from graph.retrieval.relevance import NEIGHBOR_CANDIDATE_CAP
+
+    hub, other = make_entry("Hub"), make_entry("Other")
+    for i in range(NEIGHBOR_CANDIDATE_CAP + 5):
+        linked(hub, make_entry(f"spoke {i}"), "see_also", note=f"Spoke {i} of the hub.")
+    ranked(hub, other)
+    with CaptureQueriesContext(connection) as ctx:
+        body = run_query(bank, QueryParams("q", limit=2, neighbors=3))
+    assert body["stats"]["neighbor_cap_reached"] == 1
+    assert len(body["results"][0]["neighbors"]) == 3
+    ranked(other, make_entry("Another"))
+    with CaptureQueriesContext(connection) as ctx2:
+        quiet = run_query(bank, QueryParams("q", limit=2, neighbors=3))
+    assert quiet["stats"]["neighbor_cap_reached"] == 0
+    assert len(ctx.captured_queries) == len(ctx2.captured_queries)
+
+
+def test_fold_replay_reports_neighbour_slot_pressure(bank, make_entry, linked, ranked):
+    from bench.labs.replay import replay
+
+    crowded, quiet = make_entry("Crowded"), make_entry("Quiet")
+    for i in range(4):
+        linked(crowded, make_entry(f"n{i}"), "see_also", note=f"Noted edge {i}.")
+    linked(quiet, make_entry("only"), "see_also", note="One noted edge.")
+    ranked(crowded, quiet)
+    run_query(bank, QueryParams("q", limit=2, neighbors=3))  # logged
+    summary = replay(bank).summary()
+    assert summary["queries"] == 1
+    assert summary["results_with_neighbor_slot_pressure_pct"] == 50.0
+    assert summary["queries_with_neighbor_slot_pressure_pct"] == 100.0

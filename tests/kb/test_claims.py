@@ -1,0 +1,194 @@
+"""Claims (API.md "Claims"): atomic claim, renewal, release, expiry without a cron, audit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from kb.errors import Conflict, InvalidInput
+from kb.models import Bank, Claim, Operation
+from kb.services import claims
+from kb.services.tokens import create_token
+
+
+def test_claim_then_other_holder_is_told_who_holds_it(bank):
+    first = claims.claim(bank, "Migrate reports", "agent:a", ttl_seconds=600, note="on it")
+    assert first.created
+    with pytest.raises(Conflict) as refused:
+        claims.claim(bank, "  migrate   REPORTS ", "agent:b")
+    assert refused.value.code == "claim_held"
+    assert refused.value.fields["holder"] == "agent:a"
+    assert refused.value.fields["since"] == first.claim.since.isoformat()
+    assert refused.value.fields["expires_at"] == first.claim.expires_at.isoformat()
+
+
+def test_same_holder_renews_and_keeps_the_row(bank):
+    first = claims.claim(bank, "x", "agent:a", ttl_seconds=60)
+    again = claims.claim(bank, "x", "agent:a", ttl_seconds=3600, note="still on it")
+    assert not again.created
+    assert again.claim.pk == first.claim.pk
+    assert again.claim.expires_at > first.claim.expires_at
+    assert again.claim.note == "still on it"
+    assert Claim.objects.filter(bank=bank).count() == 1
+
+
+def test_expired_claim_never_blocks(bank):
+    old = claims.claim(bank, "x", "agent:a", ttl_seconds=60).claim
+    Claim.objects.filter(pk=old.pk).update(
+        since=timezone.now() - dt.timedelta(hours=2),
+        expires_at=timezone.now() - dt.timedelta(hours=1),
+    )
+    assert claims.live_claims(bank) == []
+    new = claims.claim(bank, "x", "agent:b")
+    assert new.created and new.claim.holder == "agent:b"
+    old.refresh_from_db()
+    assert old.released_by == claims.EXPIRED and old.released_at is not None
+
+
+def test_release_then_another_may_claim_and_audit_rows(bank):
+    held = claims.claim(bank, "x", "agent:a", actor="agent:a").claim
+    claims.release(bank, held.pk, actor="agent:a", reason="done")
+    assert claims.claim(bank, "x", "agent:b", actor="agent:b").created
+    kinds = list(Operation.objects.filter(bank=bank).order_by("id").values_list("kind", "actor"))
+    assert kinds == [("claim", "agent:a"), ("release", "agent:a"), ("claim", "agent:b")]
+    # releasing twice changes nothing
+    again = claims.release(bank, held.pk, actor="agent:a")
+    assert again.released_by == "agent:a"
+    assert Operation.objects.filter(bank=bank, kind="release").count() == 1
+
+
+def test_entry_id_and_key_name_one_subject(bank, make_entry):
+    entry = make_entry("Reports service", key="service:reports")
+    claims.claim(bank, entry.short_id, "agent:a")
+    with pytest.raises(Conflict):
+        claims.claim(bank, "service:reports", "agent:b")
+    assert [c.entry_id for c in claims.live_claims(bank, entries=[entry])] == [entry.pk]
+
+
+def test_claims_are_per_bank(bank, other_bank):
+    claims.claim(bank, "x", "agent:a")
+    assert claims.claim(other_bank, "x", "agent:b").created
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"subject": "", "holder": "a"},
+        {"subject": "x", "holder": ""},
+        {"subject": 5, "holder": "a"},
+        {"subject": "x", "holder": "a", "ttl_seconds": 0},
+        {"subject": "x", "holder": "a", "ttl_seconds": "60"},
+        {"subject": "x" * 501, "holder": "a"},
+    ],
+)
+def test_bad_input_is_refused_and_nothing_written(bank, kwargs):
+    with pytest.raises(InvalidInput):
+        claims.claim(bank, kwargs.pop("subject"), kwargs.pop("holder"), **kwargs)
+    assert not Claim.objects.exists()
+
+
+def test_rest_claim_renew_conflict_list_release(bank, token_client):
+    a = token_client(bank)
+    url = f"/api/v1/banks/{bank.slug}/claims"
+    made = a.post(url, {"subject": "fix login", "holder": "a", "note": "n"}, format="json")
+    assert made.status_code == 201, made.json()
+    body = made.json()
+    assert set(body) >= {"id", "subject", "holder", "since", "expires_at", "note"}
+    renewed = a.post(url, {"subject": "fix login", "holder": "a"}, format="json")
+    assert renewed.status_code == 200 and renewed.json()["id"] == body["id"]
+    held = a.post(url, {"subject": "Fix Login", "holder": "b"}, format="json")
+    assert held.status_code == 409
+    error = held.json()["error"]
+    assert error["code"] == "claim_held"
+    assert error["fields"]["holder"] == "a" and error["fields"]["since"] == body["since"]
+    listed = a.get(url, {"subject": "fix login"}).json()["results"]
+    assert [c["id"] for c in listed] == [body["id"]]
+    released = a.post(f"{url}/{body['id']}/release", {"reason": "done"}, format="json")
+    assert released.status_code == 200 and released.json()["released_at"]
+    assert a.get(url).json()["results"] == []
+
+
+def test_rest_scopes_and_tenancy(bank, other_bank, token_client):
+    reader = token_client(bank, scopes="read")
+    url = f"/api/v1/banks/{bank.slug}/claims"
+    refused = reader.post(url, {"subject": "x", "holder": "a"}, format="json")
+    assert refused.status_code == 403
+    assert reader.get(url).status_code == 200
+    other = token_client(other_bank)
+    assert other.post(url, {"subject": "x", "holder": "a"}, format="json").status_code == 404
+    assert other.post(f"{url}/1/release", {}, format="json").status_code == 404
+    writer = token_client(bank)
+    for body in (
+        {"subject": "x", "holder": "a", "ttl_seconds": True},
+        {"subject": "x", "zz": 1},
+        [],
+    ):
+        response = writer.post(url, body, format="json")
+        assert response.status_code == 400, body
+    assert writer.post(f"{url}/abc/release", {}, format="json").status_code == 404
+    assert writer.post(f"{url}/99999/release", {}, format="json").json()["error"]["code"] == (
+        "claim_not_found"
+    )
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_sixteen_concurrent_claims_one_winner():
+    bank = Bank.objects.create(slug="race", name="Race")
+    _, raw = create_token("racer", [bank], "read,write")
+    start = threading.Barrier(16)
+    answers: list[tuple[int, dict]] = [None] * 16
+
+    def claim(i: int) -> None:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        try:
+            start.wait()
+            response = client.post(
+                "/api/v1/banks/race/claims",
+                {"subject": "the one job", "holder": f"agent-{i}"},
+                format="json",
+            )
+            answers[i] = (response.status_code, response.json())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    statuses = sorted(status for status, _ in answers)
+    assert statuses == [201] + [409] * 15
+    winner = next(body for status, body in answers if status == 201)
+    for status, body in answers:
+        if status == 409:
+            assert body["error"]["code"] == "claim_held"
+            assert body["error"]["fields"]["holder"] == winner["holder"]
+            assert body["error"]["fields"]["since"] == winner["since"]
+    assert Claim.objects.filter(bank=bank, released_at__isnull=True).count() == 1
+    assert Operation.objects.filter(bank=bank, kind="claim").count() == 1
+
+
+def test_admin_lists_live_claims_and_releases_through_the_service(bank, admin_client):
+    live = claims.claim(bank, "rotate keys", "agent:a", note="half done").claim
+    ended = claims.claim(bank, "old job", "agent:b").claim
+    claims.release(bank, ended.pk, actor="agent:b")
+    page = admin_client.get("/admin/kb/claim/")
+    assert page.status_code == 200
+    assert "rotate keys" in page.content.decode() and "old job" not in page.content.decode()
+    everything = admin_client.get("/admin/kb/claim/?state=all").content.decode()
+    assert "old job" in everything
+    response = admin_client.post(
+        "/admin/kb/claim/",
+        {"action": "release_selected", "_selected_action": [live.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    live.refresh_from_db()
+    assert live.released_at is not None and live.released_by.startswith("staff:")
+    assert Operation.objects.filter(bank=bank, kind="release", actor=live.released_by).exists()

@@ -1,0 +1,96 @@
+"""Per-bank vector indexes (issue 12 item 3) and the query-embedding cache (item 4)."""
+
+import pytest
+from django.db import connection
+
+from kb.models import Entry
+from kb.services import embedding
+from kb.services.embedding import embed_entries, embed_query
+from kb.services.search import rank_candidates
+from kb.services.vector_index import (
+    banks_needing_indexes,
+    drop_bank_vector_indexes,
+    ensure_bank_vector_indexes,
+    existing_indexes,
+    index_name,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def filled(bank, other_bank, make_entry, hashing_embedder):
+    for i in range(30):
+        make_entry(f"deploy step {i}", content=f"rollout canary number {i}")
+        make_entry(f"globex note {i}", content=f"rollout canary number {i}", in_bank=other_bank)
+    embed_entries(Entry.objects.all(), embedder=hashing_embedder)
+    with connection.cursor() as cur:  # DDL inside the test's transaction needs no pending FKs
+        cur.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    return bank
+
+
+def test_no_index_spans_the_banks(db):
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = 'kb_entryembedding'"
+            " AND indexdef ILIKE '%%hnsw%%'"
+        )
+        assert all("WHERE (bank_id =" in row[0] for row in cur.fetchall())
+
+
+def test_a_bank_gets_its_own_indexes_only_past_the_threshold(filled, settings):
+    settings.KB_BANK_VECTOR_INDEX_AT = 1000
+    assert ensure_bank_vector_indexes(filled, concurrently=False).created == []
+    assert banks_needing_indexes([filled.pk]) == []
+    settings.KB_BANK_VECTOR_INDEX_AT = 20
+    assert banks_needing_indexes([filled.pk]) == [filled.pk]
+    report = ensure_bank_vector_indexes(filled, concurrently=False)
+    assert sorted(report.created) == sorted(
+        index_name(filled.pk, d) for d in ("content", "useful_for", "context")
+    )
+    assert ensure_bank_vector_indexes(filled, concurrently=False).created == []  # idempotent
+    assert banks_needing_indexes([filled.pk]) == []
+    assert len(drop_bank_vector_indexes(filled.pk)) == 3 and not existing_indexes(filled.pk)
+
+
+def test_the_bank_query_uses_its_own_index_and_matches_exact(filled, other_bank):
+    query = "rollout canary number 7"
+    exact = [h.entry_id for h in rank_candidates(filled, query, limit=10)]
+    ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+    vector = embed_query(query)
+    with connection.cursor() as cur:
+        cur.execute("SET LOCAL enable_seqscan = off")  # a 60-row table: make the plan show intent
+        cur.execute(
+            "EXPLAIN SELECT entry_id FROM kb_entryembedding WHERE bank_id = %s"
+            " AND content IS NOT NULL ORDER BY content <=> %s::vector LIMIT 10",
+            [filled.pk, str(vector)],
+        )
+        plan = " ".join(row[0] for row in cur.fetchall())
+    assert index_name(filled.pk, "content") in plan
+    found = [h.entry_id for h in rank_candidates(filled, query, limit=10)]
+    assert set(found) == set(exact)
+    banks = set(Entry.objects.filter(pk__in=found).values_list("bank_id", flat=True))
+    assert banks == {filled.pk}
+    other = rank_candidates(other_bank, query, limit=10)  # no index of its own: exact scan
+    assert {e.bank_id for e in Entry.objects.filter(pk__in=[h.entry_id for h in other])} == {
+        other_bank.pk
+    }
+
+
+def test_repeated_queries_skip_the_model(hashing_embedder, settings, monkeypatch):
+    calls = []
+    original = hashing_embedder.embed
+
+    def counting(texts):
+        calls.append(list(texts))
+        return original(texts)
+
+    monkeypatch.setattr(hashing_embedder, "embed", counting)
+    embedding._QUERY_CACHE.clear()
+    first = embed_query("why does login fail with 403")
+    again = embed_query("why does login fail with 403")
+    embed_query("a different question")
+    assert first == again and len(calls) == 2
+    settings.KB_QUERY_EMBEDDING_CACHE = 0
+    embed_query("why does login fail with 403")
+    assert len(calls) == 3

@@ -1,0 +1,304 @@
+"""One agent session over MCP, checked call by call against the REST answer.
+
+Shared by the stdio and the streamable-HTTP tests: ``run_session`` drives a connected SDK
+``Client`` through every tool and compares each answer with what the REST API says about the
+same thing (read in this process, in a worker thread, through DRF's test client).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+from django.db import connection
+from rest_framework.test import APIClient
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TOOL_NAMES = {
+    "query_knowledge_bank",
+    "report_learning",
+    "get_entry",
+    "link_entries",
+    "unlink_entries",
+    "resolve",
+    "traverse",
+    "retire_entry",
+    "verify_entry",
+    "recall_anchors",
+    "claim_work",
+    "release_claim",
+    "get_context",
+    "workflow_gaps",
+    "list_edge_proposals",
+    "decide_edge_proposal",
+}
+
+
+def server_env() -> dict[str, str]:
+    """The environment of a server process on this test database (the hashing embedder, as
+    in this process, so both sides rank a query alike)."""
+    env = {
+        "KB_DATABASE_NAME": connection.settings_dict["NAME"],
+        "KB_EMBEDDER": "hashing",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    if os.environ.get("DATABASE_URL"):
+        env["DATABASE_URL"] = (
+            os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + connection.settings_dict["NAME"]
+        )
+    return env
+
+
+def manage_py() -> list[str]:
+    return [sys.executable, str(ROOT / "manage.py")]
+
+
+def start_uvicorn(port: int, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--lifespan",
+            "on",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env={**os.environ, **env},
+    )
+
+
+def without_timings(value):
+    """The answer less what differs between two runs of the same read (``took_ms``)."""
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k != "took_ms"}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def as_stored(answer: dict) -> dict:
+    """A write's answer less its write feedback (``warnings``, ``similar``): what a GET of the
+    written thing answers afterwards."""
+    return {k: v for k, v in answer.items() if k not in ("warnings", "similar")}
+
+
+class Rest:
+    """The REST API of this process, called from async code in a worker thread."""
+
+    def __init__(self, raw_token: str, bank: str):
+        self.raw_token = raw_token
+        self.base = f"/api/v1/banks/{bank}"
+
+    def _call(self, method: str, path: str, body=None, params=None):
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {self.raw_token}")
+        try:
+            if method == "GET":
+                response = client.get(self.base + path, params or {})
+            else:
+                response = client.post(self.base + path, body or {}, format="json")
+            return response.status_code, response.json()
+        finally:
+            connection.close()
+
+    async def get(self, path: str, **params):
+        return await anyio.to_thread.run_sync(lambda: self._call("GET", path, params=params))
+
+    async def post(self, path: str, body: dict):
+        return await anyio.to_thread.run_sync(lambda: self._call("POST", path, body))
+
+
+async def ok(client, name: str, arguments: dict) -> dict:
+    result = await client.call_tool(name, arguments)
+    text = result.content[0].text if result.content else ""
+    assert not result.is_error, f"{name}: {text}"
+    return result.structured_content
+
+
+async def fails(client, name: str, arguments: dict, code: str):
+    result = await client.call_tool(name, arguments)
+    text = result.content[0].text
+    assert result.is_error, f"{name} should fail with {code}"
+    assert text.startswith(code + ":"), text
+    return result
+
+
+async def run_session(client, rest: Rest) -> None:
+    """Every tool once (most twice), each answer equal to REST's."""
+    listed = await client.list_tools()
+    tools = {tool.name: tool for tool in listed.tools}
+    assert set(tools) == TOOL_NAMES and len(listed.tools) == len(TOOL_NAMES)
+    relation = tools["link_entries"].input_schema["properties"]["relation"]
+    assert "corrects" in relation["enum"] and "depends_on" not in relation["enum"]
+    assert "gotcha" in tools["report_learning"].input_schema["properties"]["kind"]["enum"]
+    assert all("Not " in tool.description for tool in listed.tools)  # when not to use it
+
+    recipe = await ok(
+        client,
+        "report_learning",
+        {
+            "title": "Log in to production with Playwright using the lk_csrf cookie",
+            "content": "In web/e2e/login.ts read the lk_csrf cookie, not the meta tag.",
+            "useful_for": "Use when a scripted production login answers 403.",
+            "kind": "recipe",
+            "lifetime": {"durable": True},
+            "anchors": {"files": ["web/e2e/login.ts"], "symbols": ["loginFixture"]},
+        },
+    )
+    assert "warnings" in recipe and "similar" in recipe
+    assert await rest.get(f"/entries/{recipe['id']}") == (200, as_stored(recipe))
+    gotcha = await ok(
+        client,
+        "report_learning",
+        {
+            "title": "Production login 403 is a duplicated CSRF meta tag",
+            "content": "The gateway rewrite duplicates the csrf meta tag on HTTP/2.",
+            "kind": "gotcha",
+            "lifetime": {"durable": True},
+            "connections": [
+                {
+                    "id": recipe["id"],
+                    "relation": "clarifies",
+                    "note": "Explains why that fixture avoids the DOM meta tag.",
+                }
+            ],
+        },
+    )
+    assert gotcha["edges"][0]["entry"]["id"] == recipe["id"]
+    assert await rest.get(f"/entries/{gotcha['id']}") == (200, as_stored(gotcha))
+    process = await ok(
+        client,
+        "report_learning",
+        {
+            "title": "Production release process",
+            "content": "How a release reaches production.",
+            "kind": "process",
+            "lifetime": {"durable": True},
+        },
+    )
+    edge = await ok(
+        client,
+        "link_entries",
+        {
+            "from": recipe["id"],
+            "to": process["id"],
+            "relation": "see_also",
+            "note": "The release whose smoke test uses this login.",
+        },
+    )
+    assert await rest.get(f"/edges/{edge['id']}") == (200, as_stored(edge))
+
+    assert await rest.get(f"/entries/{recipe['id']}") == (
+        200,
+        await ok(client, "get_entry", {"id": recipe["id"]}),
+    )
+    resolved = await ok(client, "resolve", {"q": recipe["title"]})
+    assert resolved["status"] == "resolved"
+    assert await rest.get("/resolve", q=recipe["title"]) == (200, resolved)
+
+    query = {"query": "production login 403 csrf", "lexical": True, "limit": 3}
+    answer = await ok(client, "query_knowledge_bank", query)
+    assert answer["results"], answer
+    status, expected = await rest.post("/query", query)
+    assert status == 200 and without_timings(expected) == without_timings(answer)
+
+    walk = {"start": recipe["id"], "relations": ["see_also", "clarifies"], "direction": "both"}
+    now = dt.datetime.now(dt.UTC).isoformat()
+    walk.update(max_depth=2, valid_at=now, as_of=now)  # "now" twice would differ by a moment
+    walked = await ok(client, "traverse", walk)
+    assert walked["paths"]
+    status, expected = await rest.post("/traverse", walk)
+    assert status == 200, expected
+    assert without_timings(expected) == without_timings(walked), (expected, walked)
+
+    anchors = {"files": ["web/e2e/login.ts"]}
+    recalled = await ok(client, "recall_anchors", anchors)
+    assert [r["id"] for r in recalled["results"]] == [recipe["id"]]
+    assert await rest.post("/recall/anchors", anchors) == (200, recalled)
+
+    claim = await ok(
+        client, "claim_work", {"subject": "web/e2e/login.ts", "holder": "agent-1", "note": "fix"}
+    )
+    assert await rest.get("/claims", subject="web/e2e/login.ts") == (200, {"results": [claim]})
+    held = await fails(
+        client, "claim_work", {"subject": "web/e2e/login.ts", "holder": "agent-2"}, "claim_held"
+    )
+    assert held.structured_content["error"]["fields"]["holder"] == "agent-1"
+    assert held.structured_content["error"]["fields"]["since"] == claim["since"]
+    status, rest_held = await rest.post(
+        "/claims", {"subject": "web/e2e/login.ts", "holder": "agent-3"}
+    )
+    assert (
+        status == 409 and rest_held["error"]["fields"] == held.structured_content["error"]["fields"]
+    )
+
+    context = {"task": "fix the production login 403", "files": ["web/e2e/login.ts"]}
+    context["budget_tokens"] = 600
+    bundle = await ok(client, "get_context", context)
+    assert recipe["id"] in bundle["entries"] and "agent-1" in bundle["text"]
+    assert bundle["tokens"] <= 600
+    assert await rest.post("/context", context) == (200, bundle)
+
+    gaps = await ok(client, "workflow_gaps", {"process_id": process["id"]})
+    assert gaps["process"]["id"] == process["id"]
+    assert await rest.get(f"/workflows/{process['id']}/gaps") == (200, gaps)
+    processes = await ok(client, "workflow_gaps", {})
+    status, listed = await rest.get("/workflows/")  # a JSON list: MCP wraps it in "results"
+    assert status == 200 and processes == {"results": listed}
+
+    verified = await ok(client, "verify_entry", {"id": gotcha["id"], "note": "reproduced"})
+    assert verified["verified_at"]
+    assert await rest.get(f"/entries/{gotcha['id']}") == (200, verified)
+    retired = await ok(
+        client,
+        "retire_entry",
+        {
+            "id": gotcha["id"],
+            "reason": "The gateway no longer rewrites the page.",
+            "evidence": "gateway changelog 2026-11: html rewrite removed",
+        },
+    )
+    assert retired["status"] == "retired"
+    assert await rest.get(f"/entries/{gotcha['id']}") == (200, retired)
+
+    released = await ok(client, "release_claim", {"claim_id": claim["id"]})
+    assert released["released_at"] and released["id"] == claim["id"]
+    assert await rest.get("/claims") == (200, {"results": []})
+
+    await fails(client, "unlink_entries", {"edge_id": edge["id"]}, "reason_required")
+    status, refused = await rest.post(f"/edges/{edge['id']}/unlink", {})
+    assert status == 400 and refused["error"]["code"] == "reason_required"
+    unlinked = await ok(client, "unlink_entries", {"edge_id": edge["id"], "reason": "wrong"})
+    assert await rest.get(f"/edges/{edge['id']}") == (200, unlinked)
+
+    await fails(client, "get_entry", {"id": "nothing1"}, "entry_not_found")
+    await fails(client, "get_entry", {"bank": "globex", "id": recipe["id"]}, "bank_not_found")
+    await fails(client, "get_entry", {"bank": "no-such-bank", "id": "x"}, "bank_not_found")
+    await fails(client, "get_entry", {"bank": "not a slug!", "id": "x"}, "bank_not_found")
+    await fails(client, "claim_work", {"subject": ""}, "invalid_input")
+
+
+async def run_read_only_session(client, recipe_query: str = "anything") -> None:
+    """A read-only token: reads work, every write tool answers ``forbidden``."""
+    assert len((await client.list_tools()).tools) == len(TOOL_NAMES)
+    await ok(client, "query_knowledge_bank", {"query": recipe_query, "lexical": True})
+    for name, arguments in [
+        ("claim_work", {"subject": "x", "holder": "y"}),
+        ("report_learning", {"title": "t", "lifetime": {"durable": True}}),
+        ("release_claim", {"claim_id": 1}),
+        ("link_entries", {"from": "a", "to": "b", "relation": "cites"}),
+    ]:
+        result = await fails(client, name, arguments, "forbidden")
+        assert "missing_scope" in result.content[0].text
