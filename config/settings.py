@@ -61,6 +61,7 @@ MIDDLEWARE = [
     "config.serving.middleware.SecurityHeadersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "kb.api.limits.RequestLimitsMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "config.serving.throttle.AdminLoginThrottleMiddleware",
@@ -209,7 +210,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["kb.api.parsers.BoundedJSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["kb.api.throttling.TokenRateThrottle"],
+    "DEFAULT_METADATA_CLASS": "kb.api.metadata.BankScopedMetadata",
     "EXCEPTION_HANDLER": "kb.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -223,6 +226,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "kb.api.openapi.declare_error_answers",
+    ],
 }
 
 # --- Celery ---------------------------------------------------------------------------------
@@ -277,6 +284,20 @@ KB_EMBED_BATCH_SIZE = int(os.environ.get("KB_EMBED_BATCH_SIZE", "64"))
 # ``similar`` on a new entry; at KB_DUPLICATE_MIN the write also carries a duplicate warning.
 KB_SIMILAR_MIN = float(os.environ.get("KB_SIMILAR_MIN", "0.75"))
 KB_DUPLICATE_MIN = float(os.environ.get("KB_DUPLICATE_MIN", "0.92"))
+
+# --- Input limits and abuse (docs/readme/hardening.md) -------------------------------------------
+# Request bodies of the API: larger answers 413 (the import endpoint has its own, larger limit).
+KB_MAX_BODY_BYTES = int(os.environ.get("KB_MAX_BODY_BYTES", str(2 * 1024 * 1024)))
+KB_MAX_IMPORT_BYTES = int(os.environ.get("KB_MAX_IMPORT_BYTES", str(64 * 1024 * 1024)))
+# Django's own guard (request.body, multipart form fields) agrees with the largest limit above.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(KB_MAX_BODY_BYTES, KB_MAX_IMPORT_BYTES)
+# JSON bodies and import lines nested deeper than this answer 400 too_deep.
+KB_MAX_JSON_DEPTH = int(os.environ.get("KB_MAX_JSON_DEPTH", "32"))
+KB_LIMITED_PATH_PREFIXES = ("/api/", "/mcp")
+# Per-token rate limits (requests per minute; 0 turns a limit off). Counted in PostgreSQL, so
+# every web process on every machine shares one count per token.
+KB_RATE_LIMIT_PER_MINUTE = int(os.environ.get("KB_RATE_LIMIT_PER_MINUTE", "600"))
+KB_RATE_LIMIT_WRITES_PER_MINUTE = int(os.environ.get("KB_RATE_LIMIT_WRITES_PER_MINUTE", "120"))
 
 # Structured logs: KB_LOG_FORMAT=json (one JSON object a line with request id, actor, bank and
 # operation id) or text.

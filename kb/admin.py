@@ -573,3 +573,4 @@ class JobAdmin(ReadOnlyAdmin):
 
 
 import kb.admin_claims  # noqa: E402,F401  (claims admin lives in its own module)
+import kb.admin_tokens  # noqa: E402,F401  (token lifecycle: expiry, state, revoke)

@@ -332,6 +332,9 @@ class AgentToken(models.Model):
     created_by = models.CharField(max_length=200, blank=True, default="")
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="The token stops working at this time (empty: never)."
+    )
 
     class Meta:
         ordering = ["name"]
@@ -377,3 +380,4 @@ class Job(BankOwned):
 
 
 from kb.models_claims import *  # noqa: E402,F401,F403
+from kb.models_tokens import *  # noqa: E402,F401,F403

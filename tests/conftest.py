@@ -76,3 +76,11 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
         db = settings.DATABASES["default"]
         db.setdefault("TEST", {})
         db["TEST"]["NAME"] = f"{db['TEST'].get('NAME') or 'test_' + db['NAME']}_{suffix}"
+
+
+@pytest.fixture(autouse=True)
+def _rate_limits_off(settings):
+    """Tests send many requests with one token: the per-token rate limits are off unless a
+    test (tests/kb/test_tokens.py) sets them."""
+    settings.KB_RATE_LIMIT_PER_MINUTE = 0
+    settings.KB_RATE_LIMIT_WRITES_PER_MINUTE = 0

@@ -20,7 +20,7 @@ from graph.retrieval.facts import search_facts
 from graph.retrieval.ppr import ppr
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
-from kb.api.params import int_param, query_text, reject_unknown, validated
+from kb.api.params import int_param, int_query, query_text, reject_unknown, validated
 from kb.api.views import ERRORS, BankAPIView
 from kb.errors import KbError
 from kb.models import Bank, Scope
@@ -193,7 +193,7 @@ class CommunityListView(BankAPIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("q", str, description="Search the summaries (vector + words)."),
-            OpenApiParameter("limit", int, description="At most this many (default 20)."),
+            int_query("limit", 20, 1, 200, "At most this many (default 20)."),
         ],
         responses={200: CommunityListSerializer, **ERRORS},
         summary="The bank's communities (largest first), or those matching q",

@@ -138,9 +138,15 @@ def _param(name: str, description: str, type_=str) -> OpenApiParameter:
     return OpenApiParameter(name, type_, required=False, description=description)
 
 
+TIMESTAMP = {"type": "string", "format": "date-time"}
+DATE_OR_TIMESTAMP = {
+    "anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]
+}
 CLOCK_PARAMS = [
-    _param("valid_at", "Valid time: a date or timestamp (default now)."),
-    _param("as_of", "Transaction time: an ISO 8601 timestamp with a zone (default now)."),
+    _param("valid_at", "Valid time: a date or timestamp (default now).", DATE_OR_TIMESTAMP),
+    _param(
+        "as_of", "Transaction time: an ISO 8601 timestamp with a zone (default now).", TIMESTAMP
+    ),
 ]
 LIMIT_PARAMS = [
     _param("max_expansions", "Edge records read, at most (default 200).", int),
@@ -277,9 +283,12 @@ class ChangesView(BankAPIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "from", str, required=True, description="Start (inclusive): timestamp with a zone."
+                "from",
+                TIMESTAMP,
+                required=True,
+                description="Start (inclusive): timestamp with a zone.",
             ),
-            _param("to", "End (exclusive): timestamp with a zone (default now)."),
+            _param("to", "End (exclusive): timestamp with a zone (default now).", TIMESTAMP),
         ],
         responses={200: ChangesResponseSerializer, **ERRORS},
         summary="Edges touching an entity recorded or invalidated in [from, to)",
@@ -296,9 +305,9 @@ class EntryAsOfView(BankAPIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "as_of", str, required=True, description="An ISO 8601 timestamp with a zone."
+                "as_of", TIMESTAMP, required=True, description="An ISO 8601 timestamp with a zone."
             ),
-            _param("valid_at", "Valid time of the edges (default: as_of)."),
+            _param("valid_at", "Valid time of the edges (default: as_of).", DATE_OR_TIMESTAMP),
         ],
         responses={200: schemas.EntrySerializer, **ERRORS},
         summary="An entry as the bank believed it at as_of",

@@ -139,7 +139,10 @@ class ResolveView(BankAPIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "q", str, required=True, description="A surface form: id, key, alias or name."
+                "q",
+                {"type": "string", "minLength": 1, "pattern": "\\S"},
+                required=True,
+                description="A surface form: id, key, alias or name.",
             )
         ],
         responses={200: graph_schemas.ResolveSerializer, **ERRORS},

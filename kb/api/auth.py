@@ -12,6 +12,15 @@ from kb.models import AgentToken, Bank, Scope
 from kb.services.tokens import authenticate_token
 
 
+def throttle_writes(token: AgentToken) -> None:
+    """429 once the token passed its write limit this minute (``KB_RATE_LIMIT_WRITES_…``)."""
+    from kb.services.ratelimit import count_request
+
+    decision = count_request(token.pk, "write")
+    if not decision.allowed:
+        raise exceptions.Throttled(wait=decision.retry_after)
+
+
 @dataclass
 class AgentPrincipal:
     """The authenticated caller of a token request (stands in for ``request.user``)."""
@@ -69,6 +78,8 @@ def bank_for(request, slug: str, scope: str = Scope.READ) -> Bank:
             raise ApiError(
                 403, "missing_scope", f"This token lacks the {scope!r} scope for this request."
             )
+        if scope != Scope.READ:
+            throttle_writes(token)
         return bank
     if user is not None and getattr(user, "is_staff", False):
         if bank is None:

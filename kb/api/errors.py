@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError, DataError, IntegrityError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
@@ -60,6 +62,19 @@ def exception_handler(exc, context):
         return Response(
             envelope(exc.code, exc.message, exc.fields, **exc.extra), status=exc.status_code
         )
+    if isinstance(exc, RequestDataTooBig):
+        # Django's own DATA_UPLOAD_MAX_MEMORY_SIZE guard (multipart fields, request.body).
+        return Response(
+            envelope("body_too_large", "The request body is larger than the server accepts."),
+            status=413,
+        )
+    if isinstance(exc, SuspiciousOperation):
+        # Too many form fields or files, a malformed multipart body, ...
+        return Response(
+            envelope("bad_request", str(exc) or "The request is malformed."), status=400
+        )
+    if isinstance(exc, RecursionError):
+        return Response(envelope("too_deep", "The input is nested too deeply."), status=400)
     if isinstance(exc, Http404):
         return Response(envelope("not_found", "Nothing is found at this address."), status=404)
     if isinstance(exc, DjangoPermissionDenied):
@@ -82,7 +97,17 @@ def exception_handler(exc, context):
     if isinstance(exc, exceptions.MethodNotAllowed):
         return Response(envelope("method_not_allowed", str(exc.detail)), status=405)
     if isinstance(exc, exceptions.Throttled):
-        return Response(envelope("throttled", str(exc.detail)), status=429)
+        wait = max(1, math.ceil(exc.wait or 1))
+        response = Response(
+            envelope(
+                "rate_limited",
+                f"This token sent too many requests; retry in {wait} seconds.",
+                retry_after=wait,
+            ),
+            status=429,
+        )
+        response["Retry-After"] = str(wait)
+        return response
     if isinstance(exc, exceptions.ValidationError):
         return Response(
             envelope("invalid_input", "Some fields are invalid.", _flatten(exc.detail)), status=400

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rest_framework import serializers
+
 from kb.api.errors import ApiError
 
 
@@ -19,8 +21,58 @@ def reject_unknown(body: dict, allowed: Iterable[str]) -> None:
         )
 
 
+def _type_error(path: str, expected: str) -> ApiError:
+    return ApiError(
+        400, "invalid_input", f"{path} must be {expected}.", {path: f"Must be {expected}."}
+    )
+
+
+def strict_types(serializer, data, path: str = "") -> None:
+    """Refuse what DRF would coerce: ``"true"`` or ``1`` for a boolean, ``5`` for a string,
+    ``"5"`` or ``true`` for an integer. The schema says the JSON type; the server holds to it."""
+    if not isinstance(data, dict):
+        raise _type_error(path or "body", "an object")
+    for name, field in serializer.fields.items():
+        if name not in data or field.read_only:
+            continue
+        value, where = data[name], f"{path}.{name}" if path else name
+        if value is None:
+            if not getattr(field, "allow_null", False):
+                raise _type_error(where, "present (not null)")
+            continue
+        if isinstance(field, serializers.BooleanField) and not isinstance(value, bool):
+            raise _type_error(where, "true or false")
+        if isinstance(field, serializers.CharField | serializers.ChoiceField) and not isinstance(
+            value, str
+        ):
+            raise _type_error(where, "a string")
+        if isinstance(field, serializers.IntegerField) and (
+            not isinstance(value, int) or isinstance(value, bool)
+        ):
+            raise _type_error(where, "a whole number")
+        if isinstance(field, serializers.FloatField) and (
+            not isinstance(value, int | float) or isinstance(value, bool)
+        ):
+            raise _type_error(where, "a number")
+        if isinstance(field, serializers.DictField) and not isinstance(value, dict):
+            raise _type_error(where, "an object")
+        if isinstance(field, serializers.ListField | serializers.ListSerializer):
+            if not isinstance(value, list):
+                raise _type_error(where, "a list")
+            child = getattr(field, "child", None)
+            for index, item in enumerate(value):
+                if isinstance(child, serializers.Serializer):
+                    strict_types(child, item, f"{where}[{index}]")
+                elif isinstance(child, serializers.CharField) and not isinstance(item, str):
+                    raise _type_error(f"{where}[{index}]", "a string")
+        elif isinstance(field, serializers.Serializer):
+            strict_types(field, value, where)
+
+
 def validated(serializer_class, body: dict) -> dict:
-    """``body`` checked by a DRF serializer, refusing fields the serializer does not know."""
+    """``body`` checked by a DRF serializer with strict JSON types, refusing fields the
+    serializer does not know."""
+    strict_types(serializer_class(), body)
     serializer = serializer_class(data=body)
     serializer.is_valid(raise_exception=True)
     reject_unknown(body, serializer.fields)
@@ -53,3 +105,12 @@ def int_param(request, name: str, default: int, low: int, high: int) -> int:
             {name: f"Between {low} and {high}."},
         )
     return value
+
+
+def int_query(name: str, default: int, low: int, high: int, description: str = ""):
+    """The OpenAPI parameter of an :func:`int_param` with its bounds, so that the schema says
+    exactly what the view accepts (use the same numbers in both places)."""
+    from drf_spectacular.utils import OpenApiParameter
+
+    schema = {"type": "integer", "minimum": low, "maximum": high, "default": default}
+    return OpenApiParameter(name, schema, description=description or f"{low}–{high}.")

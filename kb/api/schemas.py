@@ -4,7 +4,30 @@ Validation itself lives in the services (so REST, MCP, imports and commands agre
 classes describe the shapes for the schema and the offline docs.
 """
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+
+def _only(name: str, schema: dict) -> dict:
+    return {
+        "type": "object",
+        "properties": {name: schema},
+        "required": [name],
+        "additionalProperties": False,
+    }
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            _only("durable", {"type": "boolean", "enum": [True]}),
+            _only("expires_at", {"type": "string", "format": "date"}),
+            _only("resolved_by", {"type": "string", "minLength": 1}),
+        ]
+    }
+)
+class LifetimeField(serializers.DictField):
+    """Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}."""
 
 
 class ErrorBody(serializers.Serializer):
@@ -38,7 +61,7 @@ class EntryWriteSerializer(serializers.Serializer):
     systems = serializers.ListField(child=serializers.CharField(), required=False)
     tasks = serializers.ListField(child=serializers.CharField(), required=False)
     metadata = serializers.DictField(required=False)
-    lifetime = serializers.DictField(
+    lifetime = LifetimeField(
         help_text='Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}.'
     )
     anchors = AnchorsSerializer(required=False)
@@ -48,7 +71,7 @@ class EntryWriteSerializer(serializers.Serializer):
 
 class EntryPatchSerializer(EntryWriteSerializer):
     title = serializers.CharField(required=False)
-    lifetime = serializers.DictField(required=False)
+    lifetime = LifetimeField(required=False)
 
 
 class EntryLinkSerializer(serializers.Serializer):

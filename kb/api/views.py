@@ -12,7 +12,8 @@ from kb import extensions
 from kb.api import schemas
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
-from kb.api.params import int_param, reject_unknown
+from kb.api.params import int_param, int_query, reject_unknown
+from kb.api.parsers import BoundedMultiPartParser, read_bounded
 from kb.api.render import entry_core, entry_detail
 from kb.models import Bank, Job, Scope
 from kb.services import bulk
@@ -78,10 +79,19 @@ class EntryDetailView(BankAPIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "as_of", str, description="ISO timestamp with zone: what the bank believed then."
+                "as_of",
+                {"type": "string", "format": "date-time"},
+                description="ISO timestamp with zone: what the bank believed then.",
             ),
             OpenApiParameter(
-                "valid_at", str, description="With as_of: edges valid at this date or time."
+                "valid_at",
+                {
+                    "anyOf": [
+                        {"type": "string", "format": "date"},
+                        {"type": "string", "format": "date-time"},
+                    ]
+                },
+                description="With as_of: edges valid at this date or time.",
             ),
         ],
         responses={200: schemas.EntrySerializer, **ERRORS},
@@ -111,7 +121,7 @@ class EntryDetailView(BankAPIView):
         return Response(_detail_response(bank_obj, entry.short_id))
 
     @extend_schema(
-        parameters=[OpenApiParameter("reason", str, required=True)],
+        parameters=[OpenApiParameter("reason", {"type": "string", "minLength": 1}, required=True)],
         responses={200: schemas.DeleteResultSerializer, **ERRORS},
         summary="Delete an entry, bridging its edges (scope curate)",
     )
@@ -147,7 +157,7 @@ class NDJSONParser(parsers.BaseParser):
     media_type = "application/x-ndjson"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        raw = stream.read() if stream is not None else b""
+        raw = read_bounded(stream, (parser_context or {}).get("view"))
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -159,7 +169,8 @@ class JSONLinesAliasParser(NDJSONParser):
 
 
 class ImportView(BankAPIView):
-    parser_classes = [NDJSONParser, JSONLinesAliasParser, parsers.MultiPartParser]
+    parser_classes = [NDJSONParser, JSONLinesAliasParser, BoundedMultiPartParser]
+    max_body_setting = "KB_MAX_IMPORT_BYTES"
 
     @extend_schema(
         request={
@@ -214,6 +225,10 @@ class JobView(AuditedViewMixin, APIView):
         responses={200: schemas.JobSerializer, 404: schemas.ErrorEnvelope}, summary="Job status"
     )
     def get(self, request, job_id: str):
+        return Response(job_json(self.check_options_access(request, job_id)))
+
+    def check_options_access(self, request, job_id: str) -> Job:
+        """The job if the caller may see it, else 404 (GET, HEAD and OPTIONS alike)."""
         job = Job.objects.select_related("bank").filter(public_id=job_id).first()
         user = request.user
         visible = job is not None and (
@@ -225,7 +240,7 @@ class JobView(AuditedViewMixin, APIView):
         )
         if not visible:
             raise ApiError(404, "job_not_found", f"No job {job_id!r} is visible to you.")
-        return Response(job_json(job))
+        return job
 
 
 class RecallAnchorsView(BankAPIView):
@@ -261,10 +276,8 @@ class RecallAnchorsView(BankAPIView):
 class StaleEntriesView(BankAPIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter(
-                "days", int, description="Not verified in this many days (default 90)."
-            ),
-            OpenApiParameter("limit", int),
+            int_query("days", 90, 0, 36500, "Not verified in this many days (default 90)."),
+            int_query("limit", 100, 1, 1000),
         ],
         responses={200: schemas.StaleListSerializer, **ERRORS},
         summary="Entries nobody verified in N days",

@@ -19,6 +19,7 @@ from simple_history.utils import bulk_create_with_history
 
 from kb import audit
 from kb.errors import InvalidInput, KbError
+from kb.inputs import check_string, loads_checked
 from kb.models import Bank, Entry, EntryKind, EntryStatus, Job, JobStatus, OperationKind
 from kb.services.entries import CREATE_FIELDS, clean_entry_data, kinds_for_bank, schedule_embedding
 
@@ -159,11 +160,14 @@ def parse_lines(text: str) -> tuple[list[tuple[int, dict]], list[dict]]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = loads_checked(raw)
         except json.JSONDecodeError as exc:
             errors.append(
                 {"line": number, "message": f"Not valid JSON: {exc.msg} at column {exc.colno}."}
             )
+            continue
+        except InvalidInput as exc:  # too deep, or a string PostgreSQL cannot store
+            errors.append({"line": number, "message": exc.message, "code": exc.code})
             continue
         if not isinstance(obj, dict):
             errors.append({"line": number, "message": "Each line must be a JSON object."})
@@ -535,6 +539,7 @@ def queue_import_job(bank: Bank, text: str, actor: str) -> Job:
 
     if not text.strip():
         raise InvalidInput("The import body is empty.", code="empty_import")
+    check_string(text, "body")  # the file is stored on the job: a raw NUL cannot be
     job = Job.objects.create(
         bank=bank,
         kind="import",

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 from collections.abc import Iterable
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from kb.errors import InvalidInput
 from kb.models import AgentToken, Bank, Scope
+
+logger = logging.getLogger("kb.tokens")
 
 TOKEN_PREFIX = "kb_"
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -35,10 +40,17 @@ def parse_scopes(value: str | Iterable[str]) -> list[str]:
 
 @transaction.atomic
 def create_token(
-    name: str, banks: Iterable[Bank], scopes: Iterable[str], created_by: str = ""
+    name: str,
+    banks: Iterable[Bank],
+    scopes: Iterable[str],
+    created_by: str = "",
+    expires_at: datetime | None = None,
 ) -> tuple[AgentToken, str]:
-    """Create a token; return it with the raw secret (never stored, shown once)."""
+    """Create a token; return it with the raw secret (never stored, shown once). With
+    ``expires_at`` the token stops authenticating at that time."""
     banks = list(banks)
+    if expires_at is not None and expires_at <= timezone.now():
+        raise InvalidInput("A token's expiry must be in the future.", code="invalid_token")
     if not name.strip():
         raise InvalidInput("A token needs a name.", code="invalid_token")
     if not banks:
@@ -53,20 +65,72 @@ def create_token(
         token_hash=hash_token(raw),
         scopes=parse_scopes(scopes),
         created_by=created_by,
+        expires_at=expires_at,
     )
     token.banks.set(banks)
     return token, raw
 
 
+def live_tokens(now: datetime | None = None):
+    """Tokens that authenticate now: not revoked, not expired."""
+    now = now or timezone.now()
+    return AgentToken.objects.filter(revoked_at__isnull=True).filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+    )
+
+
+def token_state(token: AgentToken, now: datetime | None = None) -> str:
+    """``revoked``, ``expired`` or ``active``."""
+    now = now or timezone.now()
+    if token.revoked_at is not None:
+        return "revoked"
+    if token.expires_at is not None and token.expires_at <= now:
+        return "expired"
+    return "active"
+
+
 def authenticate_token(raw: str) -> AgentToken | None:
-    """The live token for ``raw``, or None. Touches ``last_used_at`` at most once a minute."""
+    """The live token for ``raw`` (not revoked, not expired), or None. Touches
+    ``last_used_at`` at most once a minute, so a busy token costs no write per request."""
     if not raw.startswith(TOKEN_PREFIX):
         return None
-    token = AgentToken.objects.filter(token_hash=hash_token(raw), revoked_at__isnull=True).first()
+    now = timezone.now()
+    token = live_tokens(now).filter(token_hash=hash_token(raw)).first()
     if token is None:
         return None
-    now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
+    return token
+
+
+@dataclass(frozen=True)
+class RevokeResult:
+    revoked: list[str]  # prefixes of the tokens revoked now
+    already: list[str]  # prefixes that were revoked before
+
+
+@transaction.atomic
+def revoke_tokens(tokens: Iterable[AgentToken], actor: str = "") -> RevokeResult:
+    """Revoke tokens: they stop authenticating at once; the rows stay for the audit trail.
+    Revoking a revoked token changes nothing."""
+    ids = [t.pk for t in tokens]
+    rows = list(AgentToken.objects.select_for_update().filter(pk__in=ids).order_by("pk"))
+    now = timezone.now()
+    fresh = [t for t in rows if t.revoked_at is None]
+    AgentToken.objects.filter(pk__in=[t.pk for t in fresh]).update(revoked_at=now)
+    if fresh:
+        logger.info("Revoked %s by %s", ", ".join(t.prefix for t in fresh), actor or "unknown")
+    return RevokeResult(
+        revoked=[t.prefix for t in fresh],
+        already=[t.prefix for t in rows if t.revoked_at is not None],
+    )
+
+
+def set_token_expiry(token: AgentToken, expires_at: datetime | None) -> AgentToken:
+    """Give a token an expiry (or none). An expiry already past is refused."""
+    if expires_at is not None and expires_at <= timezone.now():
+        raise InvalidInput("A token's expiry must be in the future.", code="invalid_token")
+    AgentToken.objects.filter(pk=token.pk).update(expires_at=expires_at)
+    token.expires_at = expires_at
     return token

@@ -259,4 +259,4 @@ def test_patch_resolved_by_itself_is_400_not_500(client_rw, make_entry):
 def test_nul_character_is_400_not_500(client_rw):
     body = {"title": "Has a \u0000 in it", "lifetime": {"durable": True}}
     response = client_rw.post("/api/v1/banks/acme/entries", body, format="json")
-    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_value"
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_string"

@@ -80,12 +80,16 @@ def lock_waiters() -> int:
         return cursor.fetchone()[0]
 
 
-def wait_until_blocked(count: int, *threads: threading.Thread, timeout: float = 3.0) -> bool:
-    """Wait until ``count`` backends wait for a lock (or the threads ended); False on timeout."""
+def wait_until_blocked(count: int, *threads: threading.Thread, timeout: float = 5.0) -> bool:
+    """Wait until ``count`` backends wait for a lock: True once they do — the intended race is
+    on. False when the threads ended first (nothing waited: the race did not happen) or on
+    timeout. Tests assert it, so a change that stops the writers from meeting is noticed."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if lock_waiters() >= count or not any(t.is_alive() for t in threads):
+        if lock_waiters() >= count:
             return True
+        if not any(t.is_alive() for t in threads):
+            return lock_waiters() >= count
         time.sleep(0.02)
     return False
 
@@ -316,7 +320,7 @@ def test_a_link_committing_during_a_merge_or_delete_is_not_left_behind(curation,
         )
     else:
         curator, curate_outcome = in_thread(delete_entry, bank, doomed.short_id, "obsolete")
-    wait_until_blocked(1, curator)
+    assert wait_until_blocked(1, curator), f"the {curation} never waited for the open link"
     release.set()
     for thread in (linker, curator):
         thread.join(JOIN_TIMEOUT)
@@ -348,7 +352,7 @@ def test_a_merge_of_an_entry_merged_meanwhile_is_refused(side, hashing_embedder)
     waiter, second_outcome = in_thread(
         merge_entries, bank, second[0].short_id, second[1].short_id, "two"
     )
-    wait_until_blocked(1, waiter)
+    assert wait_until_blocked(1, waiter), "the second merge never waited for the first"
     release.set()
     for thread in (holder, waiter):
         thread.join(JOIN_TIMEOUT)
@@ -380,9 +384,9 @@ def test_crossed_merges_do_not_deadlock(hashing_embedder):
     # merge(keep=B, away=A) queues first on B; merge(keep=A, away=B) then holds A and queues
     # on B behind it. When B is released the first holds B and wants A: a lock cycle.
     into_b, into_b_outcome = in_thread(merge_entries, bank, b.short_id, a.short_id, "dupe")
-    wait_until_blocked(1, into_b)
+    assert wait_until_blocked(1, into_b), "merge(A into B) never queued on B"
     into_a, into_a_outcome = in_thread(merge_entries, bank, a.short_id, b.short_id, "dupe")
-    wait_until_blocked(2, into_a)
+    assert wait_until_blocked(2, into_a), "merge(B into A) never queued behind it"
     release.set()
     for thread in (blocker, into_b, into_a):
         thread.join(JOIN_TIMEOUT)
@@ -433,7 +437,12 @@ def test_a_link_and_a_merge_sharing_a_neighbour_do_not_deadlock(hashing_embedder
     linker, link_outcome = in_thread(held, release, linked, link, bank, payload)
     assert linked.wait(JOIN_TIMEOUT), link_outcome.get("traceback")
     merger, merge_outcome = in_thread(merge_entries, bank, keep.short_id, away.short_id, "dupe")
-    wait_until_blocked(1, merger)
+    # The race this test is about: the merge runs while the link's transaction is open. It
+    # either queues on a lock the link holds, or completes entirely before the link commits;
+    # both are checked, so a merge that never met the open link cannot pass unnoticed.
+    waited = wait_until_blocked(1, merger)
+    finished_while_link_open = not merger.is_alive() and linker.is_alive()
+    assert waited or finished_while_link_open, "the merge did not run while the link was open"
     release.set()
     for thread in (linker, merger):
         thread.join(JOIN_TIMEOUT)

@@ -292,7 +292,7 @@ def test_token_add_shows_raw_token_once_and_stores_only_hash(admin_client, bank)
     form_page = admin_client.get(add_url)
     assert form_page.status_code == 200
     form_fields = set(form_page.context["adminform"].form.fields)
-    assert form_fields == {"name", "banks", "scopes"}
+    assert form_fields == {"name", "banks", "scopes", "expires_at"}
 
     response = admin_client.post(
         add_url,
@@ -334,7 +334,10 @@ def test_token_change_form_only_edits_revoked_at(admin_client, bank):
     token, _raw = create_token("bot", [bank], ["read"])
     response = admin_client.get(change_url(token))
     assert response.status_code == 200
-    assert set(response.context["adminform"].form.fields) == {"revoked_at"}
+    assert set(response.context["adminform"].form.fields) == {
+        "revoked_at",
+        "expires_at",
+    }  # the lifecycle fields
     body = response.content.decode()
     assert token.token_hash not in body
 

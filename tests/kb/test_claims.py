@@ -172,3 +172,23 @@ def test_sixteen_concurrent_claims_one_winner():
             assert body["error"]["fields"]["since"] == winner["since"]
     assert Claim.objects.filter(bank=bank, released_at__isnull=True).count() == 1
     assert Operation.objects.filter(bank=bank, kind="claim").count() == 1
+
+
+def test_admin_lists_live_claims_and_releases_through_the_service(bank, admin_client):
+    live = claims.claim(bank, "rotate keys", "agent:a", note="half done").claim
+    ended = claims.claim(bank, "old job", "agent:b").claim
+    claims.release(bank, ended.pk, actor="agent:b")
+    page = admin_client.get("/admin/kb/claim/")
+    assert page.status_code == 200
+    assert "rotate keys" in page.content.decode() and "old job" not in page.content.decode()
+    everything = admin_client.get("/admin/kb/claim/?state=all").content.decode()
+    assert "old job" in everything
+    response = admin_client.post(
+        "/admin/kb/claim/",
+        {"action": "release_selected", "_selected_action": [live.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    live.refresh_from_db()
+    assert live.released_at is not None and live.released_by.startswith("staff:")
+    assert Operation.objects.filter(bank=bank, kind="release", actor=live.released_by).exists()

@@ -1,0 +1,73 @@
+"""One gate in front of every API view: the body limit, and storable path parts and parameters.
+
+- A declared ``Content-Length`` above the limit (``KB_MAX_BODY_BYTES``, or a view's own
+  ``max_body_bytes`` such as the import's ``KB_MAX_IMPORT_BYTES``) answers **413** in the error
+  envelope before anything reads the body; a body sent without a length is cut at the same
+  limit by the parsers (:mod:`kb.api.parsers`).
+- Path parts and query parameters (names and values) must be storable strings
+  (:mod:`kb.inputs`): **400** ``invalid_string`` naming the parameter.
+
+It guards the paths in ``KB_LIMITED_PATH_PREFIXES`` (``/api/`` and ``/mcp`` by default).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import JsonResponse
+
+from kb.api.errors import envelope
+from kb.api.parsers import body_limit
+from kb.inputs import UnstorableString, check_string
+
+DEFAULT_PREFIXES = ("/api/", "/mcp")
+
+
+def _guarded(path: str) -> bool:
+    prefixes = getattr(settings, "KB_LIMITED_PATH_PREFIXES", DEFAULT_PREFIXES)
+    return any(path.startswith(prefix) for prefix in prefixes)
+
+
+def _error(status: int, code: str, message: str, fields: dict) -> JsonResponse:
+    return JsonResponse(envelope(code, message, fields), status=status)
+
+
+class RequestLimitsMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        if not _guarded(request.path_info):
+            return None
+        view_class = getattr(view_func, "view_class", None) or getattr(view_func, "cls", None)
+        limit = body_limit(view_class)
+        declared = request.META.get("CONTENT_LENGTH") or "0"
+        try:
+            length = int(declared)
+        except ValueError:
+            return _error(
+                400,
+                "invalid_content_length",
+                "The Content-Length header is not a whole number.",
+                {"Content-Length": "A whole number of bytes."},
+            )
+        if length > limit:
+            return _error(
+                413,
+                "body_too_large",
+                f"The request body is larger than the limit of {limit} bytes.",
+                {"body": f"At most {limit} bytes."},
+            )
+        try:
+            for name, value in view_kwargs.items():
+                if isinstance(value, str):
+                    check_string(value, name)
+            for name, values in request.GET.lists():
+                check_string(name, "a query parameter name")
+                for value in values:
+                    check_string(value, name)
+        except UnstorableString as exc:
+            return _error(400, exc.code, exc.message, exc.fields)
+        return None

@@ -1,0 +1,105 @@
+"""The one rule for untrusted input: bounded JSON and only strings PostgreSQL can store.
+
+PostgreSQL text cannot hold a NUL character, and UTF-8 cannot encode a lone surrogate
+(``"\\ud800"`` is valid JSON, but not a storable string). Every string that reaches the database
+from outside — JSON bodies (keys and values), query parameters, path parts, multipart fields and
+import lines — passes :func:`check_json` or :func:`check_string` first, so a bad string is a 400
+``invalid_string`` naming where it was, never a 500 from the driver. The API layer calls this in
+its parsers and middleware; the importer calls it on every line. No recursion: a walk over a
+hostile document uses an explicit stack.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+
+from kb.errors import InvalidInput
+
+DEFAULT_MAX_JSON_DEPTH = 32
+
+
+class UnstorableString(InvalidInput):
+    code = "invalid_string"
+
+
+class TooDeep(InvalidInput):
+    code = "too_deep"
+
+
+def max_json_depth() -> int:
+    return int(getattr(settings, "KB_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH))
+
+
+def unstorable_reason(text: str) -> str | None:
+    """Why PostgreSQL cannot store ``text`` (None when it can)."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which cannot be stored"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains a lone surrogate (e.g. \\ud800), which is not valid Unicode text"
+    return None
+
+
+def _segment(key: str) -> str:
+    # A key that is itself unstorable is named with JSON escapes, so the message is printable.
+    return key if unstorable_reason(key) is None else json.dumps(key)[1:-1]
+
+
+def _join(path: str, key) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{_segment(key)}" if path else _segment(key)
+
+
+def check_string(text: str, field: str) -> None:
+    """Raise ``invalid_string`` naming ``field`` unless ``text`` can be stored."""
+    reason = unstorable_reason(text)
+    if reason:
+        raise UnstorableString(
+            f"The text of {field} {reason}.", fields={field: f"The text {reason}."}
+        )
+
+
+def check_json(value, root: str = "", max_depth: int | None = None) -> None:
+    """Check a parsed JSON value: nesting at most ``max_depth`` deep, every key and string
+    storable. The error names the first offending field path (``metadata.a[2]``)."""
+    limit = max_json_depth() if max_depth is None else max_depth
+    stack = [(value, root, 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, str):
+            check_string(item, path or "body")
+        elif isinstance(item, dict | list):
+            if depth >= limit:
+                where = path or "body"
+                raise TooDeep(
+                    f"JSON is nested more than {limit} levels deep at {where}.",
+                    fields={where: f"At most {limit} levels of nesting."},
+                )
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    child_path = _join(path, key)
+                    if isinstance(key, str) and unstorable_reason(key):
+                        check_string(key, f"{child_path} (key)")
+                    stack.append((child, child_path, depth + 1))
+            else:
+                for index, child in enumerate(item):
+                    stack.append((child, _join(path, index), depth + 1))
+
+
+def loads_checked(text: str | bytes, root: str = "", max_depth: int | None = None):
+    """``json.loads`` then :func:`check_json`; a document too deep for the parser itself is
+    ``too_deep`` as well. ``ValueError`` (bad JSON) propagates to the caller."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        limit = max_json_depth() if max_depth is None else max_depth
+        raise TooDeep(
+            f"JSON is nested more than {limit} levels deep.",
+            fields={root or "body": f"At most {limit} levels of nesting."},
+        ) from None
+    check_json(value, root, max_depth)
+    return value
