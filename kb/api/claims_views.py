@@ -39,7 +39,7 @@ class ClaimRequestSerializer(serializers.Serializer):
         required=False, help_text="Who works on it (defaults to the token's actor)."
     )
     ttl_seconds = serializers.IntegerField(required=False, default=claims.DEFAULT_TTL_SECONDS)
-    note = serializers.CharField(required=False, allow_blank=True)
+    note = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 
 
 class ClaimSerializer(serializers.Serializer):
