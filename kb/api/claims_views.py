@@ -38,7 +38,9 @@ class ClaimRequestSerializer(serializers.Serializer):
     holder = serializers.CharField(
         required=False, help_text="Who works on it (defaults to the token's actor)."
     )
-    ttl_seconds = serializers.IntegerField(required=False, default=claims.DEFAULT_TTL_SECONDS)
+    ttl_seconds = serializers.IntegerField(
+        required=False, allow_null=True, default=claims.DEFAULT_TTL_SECONDS
+    )
     note = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 
 
