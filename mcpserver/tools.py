@@ -1,8 +1,9 @@
-"""The fourteen MCP tools of API.md "MCP": what each mirrors over REST, its description for a
+"""The MCP tools of API.md "MCP" (the fourteen listed there, plus the edge-proposal queue of
+"Edge extraction"): what each mirrors over REST, its description for a
 model, and its input schema (relations and kinds enumerated from the banks' vocabulary).
 
 A tool's arguments are the REST request's fields with the same names, plus ``bank``; a path id
-is ``id`` (entry), ``edge_id``, ``claim_id`` or ``process_id``. ``dispatch`` sends the path ids
+is ``id`` (entry), ``edge_id``, ``claim_id``, ``process_id`` or ``proposal_id``. ``dispatch`` sends the path ids
 into the path, the query fields into the query string and everything else into the body.
 """
 
@@ -363,6 +364,46 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "engineering knowledge (use query_knowledge_bank)."
             ),
             properties={"process_id": ENTRY_ID},
+        ),
+        ToolSpec(
+            name="list_edge_proposals",
+            method="GET",
+            path="banks/{bank}/edge-proposals",
+            read_only=True,
+            query_fields=frozenset({"status", "cursor", "limit"}),
+            description=(
+                "Curators only (scope curate): the review queue of edges proposed by extraction "
+                "from entries' prose, most confident first. Each proposal quotes the verbatim "
+                "span that states it; `from`/`to` are null when a name did not resolve to "
+                "exactly one entry. Page with `cursor` (the previous answer's `next`). Not a "
+                "list of edges: nothing here counts until it is accepted."
+            ),
+            properties={
+                "status": {"type": "string", "enum": ["open", "accepted", "rejected", "all"]},
+                "cursor": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+            },
+        ),
+        ToolSpec(
+            name="decide_edge_proposal",
+            method="POST",
+            path="banks/{bank}/edge-proposals/{proposal_id}/decide",
+            path_ids=("proposal_id",),
+            description=(
+                "Curators only (scope curate): accept an extracted edge proposal (writes the "
+                "edge with source `extracted` and the quoted span as evidence, revertible) or "
+                "reject it (it is never proposed again). Read the span first: accept only what "
+                "it states, never an inference. An unresolved end needs `from`/`to` naming the "
+                "entry. Not for an edge you thought of yourself: that is link_entries."
+            ),
+            properties={
+                "proposal_id": {"type": "integer"},
+                "decision": {"type": "string", "enum": ["accept", "reject"]},
+                "reason": {"type": "string"},
+                "from": ENTRY_ID,
+                "to": ENTRY_ID,
+            },
+            required=("proposal_id", "decision"),
         ),
     ]
 

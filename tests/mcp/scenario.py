@@ -34,6 +34,8 @@ TOOL_NAMES = {
     "release_claim",
     "get_context",
     "workflow_gaps",
+    "list_edge_proposals",
+    "decide_edge_proposal",
 }
 
 
@@ -131,7 +133,7 @@ async def run_session(client, rest: Rest) -> None:
     """Every tool once (most twice), each answer equal to REST's."""
     listed = await client.list_tools()
     tools = {tool.name: tool for tool in listed.tools}
-    assert set(tools) == TOOL_NAMES and len(listed.tools) == 14
+    assert set(tools) == TOOL_NAMES and len(listed.tools) == len(TOOL_NAMES)
     relation = tools["link_entries"].input_schema["properties"]["relation"]
     assert "corrects" in relation["enum"] and "depends_on" not in relation["enum"]
     assert "gotcha" in tools["report_learning"].input_schema["properties"]["kind"]["enum"]
@@ -287,7 +289,7 @@ async def run_session(client, rest: Rest) -> None:
 
 async def run_read_only_session(client, recipe_query: str = "anything") -> None:
     """A read-only token: reads work, every write tool answers ``forbidden``."""
-    assert len((await client.list_tools()).tools) == 14
+    assert len((await client.list_tools()).tools) == len(TOOL_NAMES)
     await ok(client, "query_knowledge_bank", {"query": recipe_query, "lexical": True})
     for name, arguments in [
         ("claim_work", {"subject": "x", "holder": "y"}),
