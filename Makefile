@@ -28,6 +28,8 @@ demo: migrate
 # Production serving: gunicorn with uvicorn workers (ASGI), WhiteNoise for static files,
 # DEBUG off, a bounded database pool per process. Settings: docs/readme/serving.md.
 run: demo
+	@command -v dot >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq graphviz >/dev/null) || echo "No graphviz: flow diagrams show a note."
 	@$(PY) manage.py ensure_admin
 	@$(PY) manage.py collectstatic --noinput -v 0
 	@echo "Serving Knowledge Bank on http://127.0.0.1:$(PORT)/admin/ (API under /api/v1/, docs at /api/v1/docs/)"

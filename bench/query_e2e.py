@@ -77,6 +77,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=120)
+    parser.add_argument(
+        "--bank", default="", help="Measure an existing bank as it is (no load, no edges added)."
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
@@ -99,10 +102,16 @@ def main() -> None:
     connection.ensure_connection()
     register_vector(connection.connection)
     kind_id = EntryKind.objects.get(bank=None, name="fact").pk
-    bank = Bank.objects.get_or_create(slug="bench-e2e", defaults={"name": "E2E query bench"})[0]
+    if args.bank:
+        bank = Bank.objects.get(slug=args.bank)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM kb_entryembedding WHERE bank_id = %s", [bank.pk])
+            args.size = cursor.fetchone()[0]
+    else:
+        bank = Bank.objects.get_or_create(slug="bench-e2e", defaults={"name": "E2E query bench"})[0]
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM kb_entryembedding WHERE bank_id = %s", [bank.pk])
-        if cursor.fetchone()[0] != args.size:
+        if not args.bank and cursor.fetchone()[0] != args.size:
             started = time.perf_counter()
             with transaction.atomic():
                 load(cursor, bank, base, args.size, kind_id, rng)

@@ -394,7 +394,7 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "edge with source `extracted` and the quoted span as evidence, revertible) or "
                 "reject it (it is never proposed again). Read the span first: accept only what "
                 "it states, never an inference. An unresolved end needs `from`/`to` naming the "
-                "entry."
+                "entry. Not for an edge you thought of yourself: that is link_entries."
             ),
             properties={
                 "proposal_id": {"type": "integer"},

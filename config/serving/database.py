@@ -7,13 +7,23 @@ database that cannot be reached at all (stopped, restarting, connection lost), i
 
 from __future__ import annotations
 
-from django.db import InterfaceError, OperationalError
+import psycopg
+from django.db import (
+    DatabaseError,
+    DataError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connections,
+)
 from django.http import HttpResponse, JsonResponse
 
 from config.serving.env import env_int
 
 # sqlstates that are a conflict between writers, answered 409 by the API, not an outage.
 _CONFLICT_STATES = {"40P01", "40001"}
+# psycopg_pool.PoolTimeout is a psycopg.OperationalError.
+_UNAVAILABLE = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
 
 
 def retry_after() -> str:
@@ -22,11 +32,23 @@ def retry_after() -> str:
 
 def is_database_unavailable(exc: BaseException | None) -> bool:
     """True for errors that mean "the database cannot serve now": unreachable, restarting,
-    connection lost, pool exhausted. Writer conflicts (deadlock, serialization) are not."""
-    if not isinstance(exc, OperationalError | InterfaceError):
-        return False
-    cause = exc.__cause__
-    return getattr(cause, "sqlstate", None) not in _CONFLICT_STATES
+    connection lost, pool exhausted — raised by Django or, unwrapped, by psycopg and its pool,
+    or any database error left behind by a connection that died. Writer conflicts (deadlock,
+    serialization) and bad values are not."""
+    error, depth = exc, 0
+    while error is not None and depth < 6:
+        if isinstance(error, _UNAVAILABLE):
+            cause = (
+                error.__cause__ if isinstance(error, OperationalError | InterfaceError) else error
+            )
+            return getattr(cause, "sqlstate", None) not in _CONFLICT_STATES
+        error, depth = error.__cause__ or error.__context__, depth + 1
+    if isinstance(exc, DatabaseError) and not isinstance(exc, DataError | IntegrityError):
+        # e.g. "You can't execute queries until the end of the 'atomic' block" after the
+        # connection broke inside it: unavailable when the connection is gone.
+        default = connections["default"]
+        return default.connection is None or not default.is_usable()
+    return False
 
 
 UNAVAILABLE_MESSAGE = (

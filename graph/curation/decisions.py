@@ -69,7 +69,7 @@ def get_proposal(bank: Bank, proposal_id: Any) -> MergeProposal:
 
 
 def clean_decision(value: Any) -> str:
-    if value not in DECISIONS:
+    if not isinstance(value, str) or value not in DECISIONS:
         raise InvalidInput(
             "decision must be one of approve, reject, unclear.",
             code="invalid_decision",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -473,9 +473,8 @@ def retype(
     """Change an edge's relation: close the row and append the retyped one."""
     reason = _require_reason(reason)
     new_type = edge_type(bank, relation)
-    with audit.operation(bank, OperationKind.RETYPE, reason=reason, actor=actor) as op:
-        edge = _lock_edge_and_ends(bank, edge_id)
-        _require_open(edge)
+
+    def retyped(edge: Edge) -> dict:
         if new_type.pk == edge.type_id:
             raise InvalidInput(
                 f"The edge is already {new_type.name}.",
@@ -488,12 +487,9 @@ def retype(
                 code="invalid_edge",
                 fields={"label": "Required."},
             )
-        close_edge(edge, f"retyped: {reason}")
-        successor = write_edge(
-            bank, _successor(edge, type=new_type, label=label or edge.label), replaces=edge
-        )
-        audit.record(op, closed=[edge.pk], appended=[successor.pk])
-    return successor
+        return {"type": new_type, "label": label or edge.label}
+
+    return _replace_edge(bank, edge_id, reason, actor, OperationKind.RETYPE, "retyped", retyped)
 
 
 def renote(bank: Bank, edge_id: Any, note: Any, reason: Any, *, actor: str | None = None) -> Edge:
@@ -502,9 +498,8 @@ def renote(bank: Bank, edge_id: Any, note: Any, reason: Any, *, actor: str | Non
     reason = _require_reason(reason)
     if note is None:
         raise InvalidInput("note is required.", code="invalid_note", fields={"note": "Required."})
-    with audit.operation(bank, OperationKind.RENOTE, reason=reason, actor=actor) as op:
-        edge = _lock_edge_and_ends(bank, edge_id)
-        _require_open(edge)
+
+    def renoted(edge: Edge) -> dict:
         new_note = check_note(note, edge.to_entry)
         if new_note == edge.note:
             raise InvalidInput(
@@ -512,10 +507,9 @@ def renote(bank: Bank, edge_id: Any, note: Any, reason: Any, *, actor: str | Non
                 code="same_note",
                 fields={"note": "Unchanged."},
             )
-        close_edge(edge, f"note corrected: {reason}")
-        successor = write_edge(bank, _successor(edge, note=new_note), replaces=edge)
-        audit.record(op, closed=[edge.pk], appended=[successor.pk])
-    return successor
+        return {"note": new_note}
+
+    return _replace_edge(bank, edge_id, reason, actor, OperationKind.RENOTE, "renoted", renoted)
 
 
 def invalidate(
@@ -529,17 +523,36 @@ def invalidate(
         raise InvalidInput(
             "valid_to is required.", code="invalid_time", fields={"valid_to": "Required."}
         )
-    with audit.operation(bank, OperationKind.INVALIDATE, reason=reason, actor=actor) as op:
-        edge = _lock_edge_and_ends(bank, edge_id)
-        _require_open(edge)
+
+    def ended(edge: Edge) -> dict:
         if edge.valid_from is not None and end <= edge.valid_from:
             raise InvalidInput(
                 "valid_to must be after the edge's valid_from.",
                 code="invalid_interval",
                 fields={"valid_to": "Too early."},
             )
-        close_edge(edge, f"invalidated: {reason}")
-        successor = write_edge(bank, _successor(edge, valid_to=end), replaces=edge)
+        return {"valid_to": end}
+
+    return _replace_edge(bank, edge_id, reason, actor, OperationKind.INVALIDATE, "ended", ended)
+
+
+def _replace_edge(
+    bank: Bank,
+    edge_id: Any,
+    reason: str,
+    actor: str | None,
+    kind: str,
+    verb: str,
+    changes: Callable[[Edge], dict],
+) -> Edge:
+    """Lock the edge and its ends, let ``changes`` validate and name the new values, close the
+    row and append its successor: one operation of ``kind``."""
+    with audit.operation(bank, kind, reason=reason, actor=actor) as op:
+        edge = _lock_edge_and_ends(bank, edge_id)
+        _require_open(edge)
+        fields = changes(edge)
+        close_edge(edge, f"{verb}: {reason}")
+        successor = write_edge(bank, _successor(edge, **fields), replaces=edge)
         audit.record(op, closed=[edge.pk], appended=[successor.pk])
     return successor
 

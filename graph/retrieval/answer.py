@@ -146,35 +146,72 @@ def bound_fields(item: dict) -> None:
             bound_fields(pointer)
 
 
-def _shorten(item: dict, keep: int, excess_chars: int) -> bool:
+def _size(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False))
+
+
+def _shorten(item: dict, keep: int, excess_chars: int) -> int:
+    """Cut ``item``'s content towards ``keep`` characters; returns the characters saved."""
     content = item.get("content") or ""
     text = (
         content[: -len(MARKER)] if item.get("truncated") and content.endswith(MARKER) else content
     )
     if len(text) <= keep:
-        return False
+        return 0
     new_len = max(keep, len(text) - excess_chars - len(MARKER))
+    before = _size(content) + (0 if item.get("truncated") else 6)  # "false" -> "true"
     item["content"] = text[:new_len].rstrip() + MARKER if new_len > 0 else ""
     item["truncated"] = True
-    return True
+    return before - _size(item["content"])
+
+
+POINTER_TEXT = 160  # characters a pointer's note, summary and title keep under a tight budget
+
+
+def _trim_pointers(item: dict) -> int:
+    saved = 0
+    for pointer in (*item.get("related", ()), *item.get("neighbors", ())):
+        for name in ("note", "summary", "title"):
+            value = pointer.get(name)
+            if isinstance(value, str) and len(value) > POINTER_TEXT:
+                before = _size(value)
+                pointer[name], _ = cut(value, POINTER_TEXT)
+                saved += before - _size(pointer[name])
+        if pointer.get("summary") and pointer.get("summary") == pointer.get("title"):
+            saved += _size(pointer["summary"]) - 2
+            pointer["summary"] = ""  # the title already says it
+    return saved
 
 
 def fit_budget(body: dict, budget: int) -> dict:
     """Cut ``body`` until it fits ``budget`` tokens: first the content of results from the
-    last up (down to a short head, then entirely, each marked ``truncated``), then whole
-    results from the last. Pointers stay as long as their result does. Returns what was cut."""
+    last up (down to a short head, then entirely, each marked ``truncated``), then pointer
+    texts (long notes and summaries shortened, a summary that repeats the title emptied), then
+    whole results from the last. The body is serialised a bounded number of times."""
     report = {"contents_cut": 0, "results_cut": 0}
     results = body["results"]
+    limit_chars = budget * CHARS_PER_TOKEN
+    size = _size(body)
     cut_ids: set[str] = set()
     for keep in (CONTENT_FLOOR, 0):
         for item in reversed(results):
-            excess = estimate_tokens(body) - budget
-            if excess <= 0:
+            if size <= limit_chars:
                 break
-            if _shorten(item, keep, excess * CHARS_PER_TOKEN):
+            saved = _shorten(item, keep, size - limit_chars)
+            if saved:
+                size -= saved
                 cut_ids.add(item["id"])
+    if size > limit_chars:
+        for item in reversed(results):
+            size -= _trim_pointers(item)
+            if size <= limit_chars:
+                break
     report["contents_cut"] = len(cut_ids)
-    while results and estimate_tokens(body) > budget:
-        results.pop()
+    size = _size(body)  # exact again before dropping whole results
+    while results and size > limit_chars:
+        size -= _size(results.pop()) + 2
+        report["results_cut"] += 1
+    while results and estimate_tokens(body) > budget:  # the estimate above is exact but for
+        results.pop()  # separators; this never loops more than once in practice
         report["results_cut"] += 1
     return report

@@ -36,10 +36,14 @@ def claim_json(claim: Claim) -> dict:
 class ClaimRequestSerializer(serializers.Serializer):
     subject = serializers.CharField(help_text="Free text, or an entry id or key.")
     holder = serializers.CharField(
-        required=False, help_text="Who works on it (defaults to the token's actor)."
+        required=False,
+        allow_null=True,
+        help_text="Who works on it (defaults to the token's actor).",
     )
-    ttl_seconds = serializers.IntegerField(required=False, default=claims.DEFAULT_TTL_SECONDS)
-    note = serializers.CharField(required=False, allow_blank=True)
+    ttl_seconds = serializers.IntegerField(
+        required=False, allow_null=True, default=claims.DEFAULT_TTL_SECONDS
+    )
+    note = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 
 
 class ClaimSerializer(serializers.Serializer):

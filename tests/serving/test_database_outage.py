@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from pathlib import Path
 
 import httpx
 import pytest
@@ -22,6 +23,7 @@ from django.db import connection
 from .procs import ROOT, base_env, free_port, start_web, stop, wait_for
 
 pytestmark = [pytest.mark.xdist_group("serving_procs"), pytest.mark.django_db]
+WEB_LOG = Path("/tmp/kb-serving-outage-web.log")  # kept after the run: the server's own story
 
 SETUP = """
 import django; django.setup()
@@ -153,7 +155,7 @@ class Traffic:
         return threads
 
 
-def test_database_stopped_under_load_answers_503_and_recovers(tmp_path):
+def test_database_stopped_under_load_answers_503_and_recovers():
     data_dir = ROOT / f".pgoutage-{uuid.uuid4().hex[:8]}"
     env = base_env(
         KB_PGDATA=str(data_dir),
@@ -180,7 +182,7 @@ def test_database_stopped_under_load_answers_503_and_recovers(tmp_path):
             .splitlines()[-1]
         )
         port = free_port()
-        web = start_web(env, port, workers=1, log=tmp_path / "web.log")
+        web = start_web(env, port, workers=1, log=WEB_LOG)
         url = f"http://127.0.0.1:{port}"
         traffic = Traffic(url, token)
         threads = traffic.start()

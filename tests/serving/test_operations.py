@@ -279,3 +279,26 @@ def test_queue_depth_is_read_from_the_broker_and_task_durations_recorded(setting
         "kb_task_duration_seconds_count", {"task": "kb.embed_entries", "state": "SUCCESS"}
     )
     assert count and count >= 1
+
+
+def test_what_counts_as_the_database_being_away():
+    import psycopg
+    from django.db import DataError, IntegrityError
+    from psycopg_pool import PoolTimeout
+
+    from config.serving.database import is_database_unavailable
+
+    def wrapped(cause):
+        try:
+            raise OperationalError(str(cause)) from cause
+        except OperationalError as exc:
+            return exc
+
+    assert is_database_unavailable(OperationalError("server closed the connection"))
+    assert is_database_unavailable(psycopg.OperationalError("the connection is lost"))
+    assert is_database_unavailable(PoolTimeout("couldn't get a connection after 5.00 sec"))
+    assert is_database_unavailable(wrapped(PoolTimeout("timeout")))
+    assert not is_database_unavailable(wrapped(psycopg.errors.DeadlockDetected("deadlock")))
+    assert not is_database_unavailable(DataError("value too long"))
+    assert not is_database_unavailable(IntegrityError("duplicate key"))
+    assert not is_database_unavailable(ValueError("not a database error"))
