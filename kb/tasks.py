@@ -31,7 +31,7 @@ def embed_entries_task(entry_ids: list[int], job_id: int | None = None) -> int:
 @shared_task(name="kb.run_import_job", acks_late=True)
 def run_import_job(job_id: int) -> str:
     """Run a queued import job; a job that already finished is left alone."""
-    from kb.services.bulk import run_import_job as run
+    from kb.services.import_jobs import run_import_job as run
 
     with audit.acting_as("celery:import"):
         return run(job_id)

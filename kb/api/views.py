@@ -17,7 +17,7 @@ from kb.api.parsers import BoundedMultiPartParser, read_bounded
 from kb.api.render import entry_core, entry_detail
 from kb.errors import NotFound
 from kb.models import Bank, Job, Scope
-from kb.services import bulk
+from kb.services import import_jobs
 from kb.services.entries import (
     EDITABLE_FIELDS,
     clean_entry_data,
@@ -241,7 +241,7 @@ class ImportView(BankAPIView):
             except UnicodeDecodeError as exc:
                 raise ApiError(400, "bad_encoding", "The file must be UTF-8.") from exc
         with transaction.atomic():
-            job = bulk.queue_import_job(bank_obj, text, actor_for(request))
+            job = import_jobs.queue_import_job(bank_obj, text, actor_for(request))
         return Response({"job": job.public_id}, status=status.HTTP_202_ACCEPTED)
 
 
