@@ -111,6 +111,10 @@ def replay(
     known = set(QueryParams.__dataclass_fields__) - {"query", "fold"}
     for i, log in enumerate(logs, start=1):
         params = {k: v for k, v in (log.params or {}).items() if k in known}
+        # The replay measures folding, not the token budget: unless the agent asked for a
+        # budget, none cuts the answer (the budget's own cost is measured by bench/answers.py).
+        if params.get("budget_tokens") is None:
+            params["budget_tokens"] = 1_000_000
         vector = embed_query(log.query)
         timings = {True: [], False: []}
         bodies = {}

@@ -281,7 +281,12 @@ def delete_rows(model, ids: list[int], *, when) -> None:
     if not ids:
         return
     record_rows(model, ids, "-", when=when)
-    for rel in model._meta.related_objects:
+    reverse = (  # hidden relations too (related_name="+"): they hold real foreign keys
+        f
+        for f in model._meta.get_fields(include_hidden=True)
+        if f.auto_created and not f.concrete and (f.one_to_many or f.one_to_one)
+    )
+    for rel in reverse:
         related = rel.related_model._base_manager.filter(**{f"{rel.field.name}__in": ids})
         if rel.on_delete is models.CASCADE:
             related.delete()

@@ -153,9 +153,7 @@ class AliasLines:
         history. A form may name several entries; only the same pair twice is a no-op."""
         from kb import audit
 
-        taken = set(
-            Alias.objects.filter(bank=state.bank).values_list("normalized", "entry_id")
-        )
+        taken = set(Alias.objects.filter(bank=state.bank).values_list("normalized", "entry_id"))
         now = timezone.now()
         rows = []
         for item in items:

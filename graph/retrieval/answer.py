@@ -118,6 +118,7 @@ CHARS_PER_TOKEN = 4
 MARKER = " …[truncated]"
 MIN_BUDGET_TOKENS = 200
 DEFAULT_BUDGET_PER_RESULT = 250  # tokens: the default answer of 8 results fits 2,000
+DEFAULT_BUDGET_FLOOR = 800  # tokens: the least a default budget allows (limits of 1–3)
 CONTENT_FLOOR = 280  # characters of content kept before content goes entirely
 FIELD_LIMITS = {"title": 300, "summary": 400, "useful_for": 400, "note": 400, "content": 20_000}
 

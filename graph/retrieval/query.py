@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 
 from graph.models import QueryLog
 from graph.retrieval.answer import (
+    DEFAULT_BUDGET_FLOOR,
     DEFAULT_BUDGET_PER_RESULT,
     asks_for_history,
     attach_links,
@@ -96,7 +97,9 @@ def _budget(bank: Bank, params: QueryParams) -> int:
     if params.budget_tokens is not None:
         return params.budget_tokens
     per_result = int(bank.setting("budget_tokens_per_result", DEFAULT_BUDGET_PER_RESULT))
-    return per_result * params.limit
+    # The envelope (query, stats) costs about 150 tokens whatever the limit: a small limit
+    # gets a floor, so the default never cuts the only result away.
+    return max(per_result * params.limit, DEFAULT_BUDGET_FLOOR)
 
 
 def run_query(

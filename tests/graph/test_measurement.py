@@ -29,7 +29,7 @@ def test_replay_reports_pointers_and_loses_nothing(bank, make_entry, linked, has
     usage_before = list(Entry.objects.filter(bank=bank).values_list("usage_count", flat=True))
     report = replay(bank, days=1)
     summary = report.summary()
-    assert summary["queries"] == 3 and summary["entries_lost"] == 0
+    assert summary["queries"] == 3 and summary["entries_lost"] == 0, report.lost
     assert summary["share_with_folded_pointer_pct"] > 0 and summary["entries_gained_per_query"] > 0
     assert summary["note_coverage_pct"] > 0
     # replaying neither logs nor counts usage

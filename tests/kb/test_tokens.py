@@ -170,7 +170,7 @@ def test_the_write_limit_counts_only_writes(bank, settings, hashing_embedder):
     assert client.get(stale()).status_code == 200
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_the_count_is_exact_across_concurrent_connections(settings):
     """Four threads, each with its own database connection (as separate web processes have),
     count 25 requests each at once: the shared count is exactly 100 and exactly the requests

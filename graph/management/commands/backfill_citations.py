@@ -26,6 +26,8 @@ class ProgressBar:
     def __call__(self, done: int, total: int) -> None:
         self.bar.total = total
         self.bar.update(done - self.bar.n)
+        if done == total:
+            self.bar.refresh()  # the last step always shows, however fast the run was
 
     def close(self) -> None:
         self.bar.close()
