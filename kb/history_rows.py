@@ -18,6 +18,7 @@ from django.db import connection
 from django.utils import timezone
 
 from kb import audit
+from kb.signals import rows_written
 
 REASON_MAX = 100  # simple-history's history_change_reason column
 
@@ -66,7 +67,10 @@ def record_rows(
                 list(ids),
             ],
         )
-        return cur.rowcount
+        written = cur.rowcount
+    # Set-wise writes bypass save(): tell those who keep derived state (reports, layouts).
+    rows_written.send(sender=model, ids=list(ids), change=change, using=connection.alias)
+    return written
 
 
 # Field types whose Python value psycopg writes as is (no database preparation needed).

@@ -12,10 +12,13 @@ class WorkflowsConfig(AppConfig):
 
         from graph.models import Edge
         from kb.models import Entry
+        from kb.signals import rows_written
         from workflows.services.scheduling import edge_saved, entry_saved
+        from workflows.services.scheduling import rows_written as set_wise_written
 
         post_save.connect(edge_saved, sender=Edge, dispatch_uid="workflows.edge_saved")
         post_save.connect(entry_saved, sender=Entry, dispatch_uid="workflows.entry_saved")
+        rows_written.connect(set_wise_written, dispatch_uid="workflows.rows_written")
 
         # The context bundle (graph) shows open findings that name its entries.
         from graph.retrieval.context import register_finding_provider

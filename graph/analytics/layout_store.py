@@ -26,6 +26,7 @@ from graph.analytics.layout import compute_layout
 from graph.edges.links import current_q
 from graph.models import Edge, GraphLayout
 from kb.models import Bank, Entry, EntryStatus
+from kb.signals import rows_written
 
 POSITION_DTYPE = np.dtype(
     [("id", "<i8"), ("xyz", "<f4", (3,)), ("xy", "<f4", (2,)), ("community", "<i4")]
@@ -244,6 +245,13 @@ def _edge_saved(sender, instance, raw: bool = False, **kwargs) -> None:
         note_touched(instance.bank_id, using=instance._state.db)
 
 
+def _rows_written(sender, ids, using: str = "default", **kwargs) -> None:
+    if sender in (Edge, Entry) and ids:
+        banks = sender.objects.using(using).filter(pk__in=ids).values_list("bank_id", flat=True)
+        for bank_pk in set(banks):
+            note_touched(bank_pk, using=using)
+
+
 def _entry_saved(sender, instance, raw: bool = False, update_fields=None, **kwargs) -> None:
     if raw or (update_fields is not None and set(update_fields) <= IGNORED_ENTRY_FIELDS):
         return
@@ -254,6 +262,7 @@ def connect_signals() -> None:
     """Called from ``GraphConfig.ready``: edits of entries and edges request a refresh."""
     from django.db.models.signals import post_delete, post_save
 
+    rows_written.connect(_rows_written, dispatch_uid="graph.layout.rows_written")
     post_save.connect(_edge_saved, sender=Edge, dispatch_uid="graph.layout.edge_saved")
     post_delete.connect(_edge_saved, sender=Edge, dispatch_uid="graph.layout.edge_deleted")
     post_save.connect(_entry_saved, sender=Entry, dispatch_uid="graph.layout.entry_saved")

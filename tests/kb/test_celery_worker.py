@@ -71,7 +71,10 @@ def celery_worker_process(django_db_setup, django_db_blocker):
         stderr=subprocess.STDOUT,
         text=True,
     )
-    previous = dict(celery_app.conf)
+    previous = {  # only what is changed below (dict(conf) can trip over celery's internals)
+        key: getattr(celery_app.conf, key)
+        for key in ("broker_url", "task_always_eager", "task_default_queue")
+    }
     celery_app.conf.update(broker_url=BROKER, task_always_eager=False, task_default_queue=queue)
     _reset_celery_caches()
     try:

@@ -153,7 +153,10 @@ def _reset_celery_caches() -> None:
 def celery_client(broker: str, queue: str):
     """This test process sends tasks to ``queue`` on ``broker`` instead of running them."""
     redis.Redis.from_url(broker).ping()
-    previous = dict(celery_app.conf)
+    previous = {  # only what is changed below (dict(conf) can trip over celery's internals)
+        key: getattr(celery_app.conf, key)
+        for key in ("broker_url", "task_always_eager", "task_default_queue")
+    }
     celery_app.conf.update(broker_url=broker, task_always_eager=False, task_default_queue=queue)
     _reset_celery_caches()
     try:

@@ -107,12 +107,15 @@ def test_sigkill_mid_embedding_batch_loses_nothing(fault_queue, bank, settings):
         assert stored[entry.pk] == _source_hash(embedder.name, dimension_texts(entry))
 
 
+LINES = 20_000  # large enough that the COPY path is still writing when the worker is killed
+
+
 def test_sigkill_mid_import_leaves_nothing_and_the_job_reruns_once(fault_queue, bank, client_rw):
     # No keys and no ids: a second run of a committed import would duplicate every entry.
     lines = "\n".join(
         f'{{"type": "entry", "title": "Imported fact {i}", "content": "Imported line {i}.", '
         f'"kind": "fact"}}'
-        for i in range(800)
+        for i in range(LINES)
     )
     env = worker_env(fault_queue)
     response = client_rw.post(
@@ -149,11 +152,11 @@ def test_sigkill_mid_import_leaves_nothing_and_the_job_reruns_once(fault_queue, 
     assert job.attempts == 2
     assert job.result["attempts"] == 2 and job.result["interrupted_attempts"] == 1
     assert "earlier attempt" in job.result["note"]
-    assert job.result["created"] == 800
+    assert job.result["created"] == LINES
     (op,) = Operation.objects.filter(bank=bank, kind="import")
     assert op.reason == f"import job {job.public_id}"
     imported = Entry.objects.filter(bank=bank, title__startswith="Imported fact")
-    assert imported.count() == 800
-    assert Entry.history.filter(bank_id=bank.pk, operation_id=op.pk).count() == 800
+    assert imported.count() == LINES
+    assert Entry.history.filter(bank_id=bank.pk, operation_id=op.pk).count() == LINES
     body = client_rw.get(f"/api/v1/jobs/{job.public_id}").json()
     assert body["status"] == "succeeded" and body["result"]["interrupted_attempts"] == 1

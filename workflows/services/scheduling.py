@@ -94,6 +94,18 @@ def entry_saved(sender, instance: Entry, raw: bool = False, update_fields=None, 
     note_touched([instance.pk], using=instance._state.db)
 
 
+def rows_written(sender, ids, change: str, using: str = "default", **kwargs) -> None:
+    """Signal receiver for set-wise writes (imports, set-wise merges and reverts): the entries
+    written, and the ends of the edges written that carry a workflow role or membership."""
+    if sender is Entry:
+        note_touched(ids, using=using)
+    elif sender is Edge:
+        relevant = Q(type__workflow_role__gt="") | Q(type__name=MEMBERSHIP_RELATION)
+        ends = Edge.objects.using(using).filter(relevant, pk__in=ids)
+        touched = {pk for pair in ends.values_list("from_entry_id", "to_entry_id") for pk in pair}
+        note_touched(touched, using=using)
+
+
 def affected_processes(entry_ids: Iterable[int]) -> list[tuple[int, int]]:
     """(process pk, bank pk) of every live process the entries belong to or feed, one query.
 
