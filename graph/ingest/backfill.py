@@ -274,24 +274,46 @@ def plan_citations(bank: Bank, entries: dict[int, Entry], progress: Progress | N
     return planned, unresolved
 
 
+def run_backfill(
+    bank: Bank,
+    name: str,
+    planner,
+    *,
+    source: str,
+    reason: str,
+    actor: str | None = None,
+    progress: Progress | None = None,
+) -> BackfillResult:
+    """Plan with ``planner(bank, entries, progress)`` under the bank lock and write what it
+    planned as one operation: the shape every backfill (citations, metadata, headers) shares."""
+    with transaction.atomic():
+        lock_bank(bank)
+        planned, unresolved = planner(bank, _bank_entries(bank), progress)
+        return _write_planned(
+            bank,
+            name,
+            planned,
+            unresolved,
+            source=source,
+            reason=reason,
+            actor=actor,
+            types=edge_types_for_bank(bank),
+        )
+
+
 def backfill_citations(
     bank: Bank, *, actor: str | None = None, progress: Progress | None = None
 ) -> BackfillResult:
     """Write a ``cites`` edge for every entry id named in another entry's text (same bank)."""
-    with transaction.atomic():
-        lock_bank(bank)
-        entries = _bank_entries(bank)
-        planned, unresolved = plan_citations(bank, entries, progress)
-        return _write_planned(
-            bank,
-            "citations",
-            planned,
-            unresolved,
-            source=EdgeSource.CITATION_BACKFILL,
-            reason="Citation backfill: entries that name another entry's id in their text.",
-            actor=actor,
-            types=edge_types_for_bank(bank),
-        )
+    return run_backfill(
+        bank,
+        "citations",
+        plan_citations,
+        source=EdgeSource.CITATION_BACKFILL,
+        reason="Citation backfill: entries that name another entry's id in their text.",
+        actor=actor,
+        progress=progress,
+    )
 
 
 # --- metadata -------------------------------------------------------------------------------
@@ -349,17 +371,12 @@ def backfill_metadata(
     bank: Bank, *, actor: str | None = None, progress: Progress | None = None
 ) -> BackfillResult:
     """Write typed edges for the links dedup left in entries' metadata (same bank)."""
-    with transaction.atomic():
-        lock_bank(bank)
-        entries = _bank_entries(bank)
-        planned, unresolved = plan_metadata_links(bank, entries, progress)
-        return _write_planned(
-            bank,
-            "metadata",
-            planned,
-            unresolved,
-            source=EdgeSource.METADATA_BACKFILL,
-            reason="Metadata backfill: typed links (supersedes, split_from, …) in metadata.",
-            actor=actor,
-            types=edge_types_for_bank(bank),
-        )
+    return run_backfill(
+        bank,
+        "metadata",
+        plan_metadata_links,
+        source=EdgeSource.METADATA_BACKFILL,
+        reason="Metadata backfill: typed links (supersedes, split_from, …) in metadata.",
+        actor=actor,
+        progress=progress,
+    )

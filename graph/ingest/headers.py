@@ -7,19 +7,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from django.db import transaction
-
-from graph.edges.vocab import edge_types_for_bank
 from graph.ingest.backfill import (
     BackfillResult,
     Progress,
-    _bank_entries,
     _citing_entries,
     _Planned,
     _safe_note,
     _survivor,
-    _write_planned,
-    lock_bank,
+    run_backfill,
 )
 from graph.models import EdgeSource
 from graph.resolution.aliases import resolve
@@ -412,17 +407,12 @@ def backfill_headers(
     bank: Bank, *, actor: str | None = None, progress: Progress | None = None
 ) -> BackfillResult:
     """Write the typed edges stated by entries' ``Related:`` header lines (same bank)."""
-    with transaction.atomic():
-        lock_bank(bank)
-        entries = _bank_entries(bank)
-        planned, unresolved = plan_header_links(bank, entries, progress)
-        return _write_planned(
-            bank,
-            "headers",
-            planned,
-            unresolved,
-            source=EdgeSource.HEADER_PARSE,
-            reason="Header backfill: relations stated on entries' 'Related:' lines.",
-            actor=actor,
-            types=edge_types_for_bank(bank),
-        )
+    return run_backfill(
+        bank,
+        "headers",
+        plan_header_links,
+        source=EdgeSource.HEADER_PARSE,
+        reason="Header backfill: relations stated on entries' 'Related:' lines.",
+        actor=actor,
+        progress=progress,
+    )
