@@ -25,6 +25,7 @@ from django.utils import timezone
 from graph.analytics.layout import compute_layout
 from graph.edges.links import current_q
 from graph.models import Edge, GraphLayout
+from kb.after_commit import collect_after_commit
 from kb.models import Bank, Entry, EntryStatus
 from kb.signals import rows_written
 
@@ -203,41 +204,15 @@ def run_requested(bank_pk: int, requested_at: str | None = None) -> str:
 # --- edits schedule a refresh -----------------------------------------------------------------
 
 
-class _TouchedBanks:
-    """Bank ids touched in one transaction, flushed once after it commits."""
-
-    def __init__(self) -> None:
-        self.bank_ids: set[int] = set()
-        self.position = -1
-        self.flushed = False
-
-    def __call__(self) -> None:
-        self.flushed = True
-        for bank_pk in sorted(self.bank_ids):
-            request_layout(bank_pk)
+def _request_layouts(bank_ids: set[int]) -> None:
+    for bank_pk in sorted(bank_ids):
+        request_layout(bank_pk)
 
 
 def note_touched(bank_pk: int | None, using: str = "default") -> None:
     """Remember that ``bank_pk``'s graph changed; one refresh request follows the commit."""
-    if bank_pk is None or not auto_refresh():
-        return
-    conn = transaction.get_connection(using)
-    if not conn.in_atomic_block:
-        transaction.on_commit(lambda: request_layout(bank_pk), using=using, robust=True)
-        return
-    buffer = getattr(conn, "_layout_touched", None)
-    hooks = conn.run_on_commit
-    if (
-        buffer is None
-        or buffer.flushed
-        or buffer.position >= len(hooks)
-        or hooks[buffer.position][1] is not buffer
-    ):
-        buffer = _TouchedBanks()
-        transaction.on_commit(buffer, using=using, robust=True)
-        buffer.position = len(conn.run_on_commit) - 1
-        conn._layout_touched = buffer
-    buffer.bank_ids.add(bank_pk)
+    if bank_pk is not None and auto_refresh():
+        collect_after_commit("layout", [bank_pk], _request_layouts, using=using)
 
 
 def _edge_saved(sender, instance, raw: bool = False, **kwargs) -> None:

@@ -14,11 +14,11 @@ import datetime as dt
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from graph.models import Edge
+from kb.after_commit import collect_after_commit
 from kb.models import Entry
 from workflows.models import GapReport, PendingRegeneration, ReportTrigger
 from workflows.services.reports import build_report
@@ -37,43 +37,9 @@ def stale_after() -> dt.timedelta:
     return dt.timedelta(seconds=max(600, 20 * countdown_seconds()))
 
 
-class _TouchedEntries:
-    """Entry ids touched in one transaction, flushed once after it commits."""
-
-    def __init__(self) -> None:
-        self.entry_ids: set[int] = set()
-        self.position = -1
-        self.flushed = False
-
-    def __call__(self) -> None:
-        self.flushed = True
-        schedule_for_entries(self.entry_ids)
-
-
 def note_touched(entry_ids: Iterable[int], using: str = "default") -> None:
     """Remember ``entry_ids`` for the regeneration that follows the current transaction."""
-    ids = {pk for pk in entry_ids if pk is not None}
-    if not ids:
-        return
-    conn = transaction.get_connection(using)
-    if not conn.in_atomic_block:
-        transaction.on_commit(lambda: schedule_for_entries(ids), using=using, robust=True)
-        return
-    # One buffer per transaction: reuse it while it is still queued on this connection
-    # (a rollback discards the queue, and with it the buffer).
-    buffer = getattr(conn, "_workflows_touched", None)
-    hooks = conn.run_on_commit
-    if (
-        buffer is None
-        or buffer.flushed
-        or buffer.position >= len(hooks)
-        or hooks[buffer.position][1] is not buffer
-    ):
-        buffer = _TouchedEntries()
-        transaction.on_commit(buffer, using=using, robust=True)
-        buffer.position = len(conn.run_on_commit) - 1
-        conn._workflows_touched = buffer
-    buffer.entry_ids |= ids
+    collect_after_commit("workflows", entry_ids, schedule_for_entries, using=using)
 
 
 def edge_saved(sender, instance: Edge, raw: bool = False, **kwargs) -> None:
