@@ -93,6 +93,25 @@ class Names:
         return self.types.get(type_id, "a relation")
 
 
+def _names_of(rows: dict, priors: dict, entry_ids: set[int]) -> Names:
+    """Names (titles, relations) of every entry and edge type the history rows and their
+    prior versions mention, besides ``entry_ids``."""
+    entry_ids = set(entry_ids)
+    type_ids: set[int] = set()
+    for name, items in rows.items():
+        for r in [*items, *(p for p in priors[name].values() if p is not None)]:
+            if name == "entry":
+                entry_ids.add(r.id)
+                if r.merged_into_id:
+                    entry_ids.add(r.merged_into_id)
+            elif name == "edge":
+                entry_ids |= {r.from_entry_id, r.to_entry_id}
+                type_ids.add(r.type_id)
+            else:
+                entry_ids.add(r.entry_id)
+    return Names(entry_ids, type_ids)
+
+
 def _edge_words(row, names: Names) -> str:
     label = f" ({row.label})" if getattr(row, "label", "") else ""
     return (
@@ -201,20 +220,7 @@ def entry_timeline(entry: Entry, *, limit: int = 100) -> list[TimelineOperation]
             )
     models = {"entry": Entry, "edge": Edge, "alias": Alias}
     priors = {name: _priors(models[name], rows[name]) for name in rows}
-    entry_ids = {entry.pk}
-    type_ids: set[int] = set()
-    for name, items in rows.items():
-        for r in [*items, *(p for p in priors[name].values() if p is not None)]:
-            if name == "entry":
-                entry_ids.add(r.id)
-                if r.merged_into_id:
-                    entry_ids.add(r.merged_into_id)
-            elif name == "edge":
-                entry_ids |= {r.from_entry_id, r.to_entry_id}
-                type_ids.add(r.type_id)
-            else:
-                entry_ids.add(r.entry_id)
-    names = Names(entry_ids, type_ids)
+    names = _names_of(rows, priors, {entry.pk})
 
     groups: dict[object, TimelineOperation] = {}
     for name, items in rows.items():
@@ -280,20 +286,7 @@ def operation_story(op: Operation, *, limit: int = 500) -> list[str]:
     }
     models = {"entry": Entry, "edge": Edge, "alias": Alias}
     priors = {name: _priors(models[name], rows[name]) for name in rows}
-    entry_ids: set[int] = set()
-    type_ids: set[int] = set()
-    for name, items in rows.items():
-        for r in [*items, *(p for p in priors[name].values() if p is not None)]:
-            if name == "entry":
-                entry_ids.add(r.id)
-                if r.merged_into_id:
-                    entry_ids.add(r.merged_into_id)
-            elif name == "edge":
-                entry_ids |= {r.from_entry_id, r.to_entry_id}
-                type_ids.add(r.type_id)
-            else:
-                entry_ids.add(r.entry_id)
-    names = Names(entry_ids, type_ids)
+    names = _names_of(rows, priors, set())
     out = []
     for name, items in rows.items():
         for r in items:
