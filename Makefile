@@ -26,7 +26,7 @@ demo: migrate
 	$(PY) manage.py load_demo
 
 # Production serving: gunicorn with uvicorn workers (ASGI), WhiteNoise for static files,
-# DEBUG off, a bounded database pool per process. Settings: docs/readme/serving.md.
+# DEBUG off, a bounded database pool per process. Settings: README, "Serving".
 run: demo
 	@command -v dot >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq graphviz >/dev/null) || echo "No graphviz: flow diagrams show a note."

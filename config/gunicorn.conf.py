@@ -14,7 +14,7 @@ RUN_DIR = Path(os.environ.get("KB_RUNDIR", BASE_DIR / ".run"))
 
 bind = [f"{os.environ.get('KB_BIND', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"]
 # One process more than cores: while one waits on PostgreSQL another computes (measured on
-# the 2-core box: docs/readme/serving.md).
+# the 2-core box: README, "Serving").
 workers = int(os.environ.get("KB_WEB_WORKERS") or (os.cpu_count() or 1) + 1)
 worker_class = "config.serving.workers.KbUvicornWorker"
 timeout = int(os.environ.get("KB_WEB_TIMEOUT") or 120)

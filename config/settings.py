@@ -303,7 +303,7 @@ KB_DUPLICATE_MIN = float(os.environ.get("KB_DUPLICATE_MIN", "0.92"))
 KB_LAYOUT_SYNC_MAX = int(os.environ.get("KB_LAYOUT_SYNC_MAX", "2000"))
 KB_LAYOUT_COUNTDOWN = int(os.environ.get("KB_LAYOUT_COUNTDOWN", "30"))
 
-# --- Input limits and abuse (docs/readme/hardening.md) -------------------------------------------
+# --- Input limits and abuse (README, "Hardening") -------------------------------------------
 # Request bodies of the API: larger answers 413 (the import endpoint has its own, larger limit).
 KB_MAX_BODY_BYTES = int(os.environ.get("KB_MAX_BODY_BYTES", str(2 * 1024 * 1024)))
 KB_MAX_IMPORT_BYTES = int(os.environ.get("KB_MAX_IMPORT_BYTES", str(64 * 1024 * 1024)))

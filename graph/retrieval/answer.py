@@ -91,7 +91,7 @@ def order_corrections(results: list[dict]) -> int:
 
 # --- confidence -------------------------------------------------------------------------------
 
-# Measured with the MiniLM default on labelled questions (docs/readme/fold-hop.md): the
+# Measured with the MiniLM default on labelled questions (README, "Numbers" under the crowded hop): the
 # relevance (weighted cosine, plus the lexical arm when on) of the best answer to questions
 # the bank can answer sits above these; of questions it cannot answer, below.
 DEFAULT_RELEVANCE_FLOOR = 0.40
