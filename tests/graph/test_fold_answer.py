@@ -4,7 +4,7 @@ confidence and the no-good-match signal, bounded text, a token budget, compact a
 import pytest
 
 from graph.retrieval import query as query_service
-from graph.retrieval.answer import MARKER, estimate_tokens
+from graph.retrieval.budget import MARKER, estimate_tokens
 from graph.retrieval.query import QueryParams, run_query
 from kb.services.search import ScoredEntry
 
