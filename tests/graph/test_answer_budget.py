@@ -1,0 +1,196 @@
+"""The token budget of a query answer (issue 16 item 3) on a crowded bank generated here: long
+entries, long notes, dense noted edges, playbooks with steps. The default answer (limit 8)
+fits 2,000 tokens with every result and every pointer id of the unbounded answer; no
+response exceeds its budget, counted as the server counts (and on the bytes REST sends); what
+does not fit is accounted for in ``stats``."""
+
+import json
+import random
+import re
+
+import pytest
+from django.db import connection
+
+from graph.models import Edge
+from graph.retrieval.budget import COMPACT, estimate_tokens, render
+from graph.retrieval.query import QueryParams, run_query
+from kb.models import Entry, EntryEmbedding
+from kb.services.bulk import import_bank
+from kb.services.embedding import embed_entries
+
+pytestmark = pytest.mark.django_db
+
+WORDS = (
+    "ledger invoice settlement batch cutoff replay gateway timeout retry idempotency key "
+    "postgres replica vacuum index migration lock terraform state module provider bucket "
+    "kafka topic consumer offset partition broker schema registry avro payload header "
+    "deploy rollout canary rollback helm chart secret rotation certificate token scope "
+    "cache eviction redis cluster shard latency budget alert pager runbook dashboard "
+    "checkout payment capture refund dispute webhook signature nonce clock skew region"
+).split()
+RELATIONS = ["see_also", "clarifies", "corrects", "depends_on", "requires", "cites", "part_of"]
+QUERIES = [
+    "why does the settlement batch replay time out at the gateway",
+    "postgres migration lock during deploy rollout",
+    "rotate the webhook signature secret without downtime",
+    "kafka consumer offset lag after a broker restart",
+    "terraform state lock stuck after a cancelled run",
+]
+
+
+def _text(rng: random.Random, words: int) -> str:
+    out = []
+    while len(out) < words:
+        sentence = rng.sample(WORDS, rng.randint(6, 14))
+        out.extend([sentence[0].capitalize(), *sentence[1:-1], sentence[-1] + "."])
+    return " ".join(out[:words])
+
+
+@pytest.fixture
+def crowded(bank, hashing_embedder):
+    """120 long entries (a fifth of them playbooks with long steps), each with 8–12 noted
+    edges of 200–400 characters; the relevance floor off so every slot fills."""
+    rng = random.Random(16)
+    lines = [{"type": "relation", "name": "depends_on", "inverse": "dependency_of"}]
+    n = 120
+    for i in range(n):
+        entry = {
+            "type": "entry",
+            "key": f"crowd:{i}",
+            "title": _text(rng, rng.randint(12, 30)),
+            "summary": _text(rng, rng.randint(30, 60)),
+            "useful_for": _text(rng, rng.randint(30, 60)),
+            "content": _text(rng, rng.randint(400, 1200)),
+            "kind": "playbook" if i % 5 == 0 else rng.choice(["fact", "gotcha", "recipe"]),
+            "systems": rng.sample(WORDS, 2),
+            "tasks": rng.sample(WORDS, 2),
+            "lifetime": {"durable": True},
+        }
+        if i % 5 == 0:
+            entry["steps"] = [_text(rng, rng.randint(15, 30)) for _ in range(rng.randint(5, 9))]
+        lines.append(entry)
+    pairs = set()
+    for i in range(n):
+        while sum(1 for p in pairs if i in p) < rng.randint(8, 12):
+            j = rng.randrange(n)
+            if j != i and (i, j) not in pairs and (j, i) not in pairs:
+                pairs.add((i, j))
+    for i, j in sorted(pairs):
+        lines.append(
+            {
+                "type": "edge",
+                "from": f"crowd:{i}",
+                "to": f"crowd:{j}",
+                "relation": rng.choice(RELATIONS),
+                "note": _text(rng, rng.randint(35, 70))[:400],
+            }
+        )
+    result = import_bank(bank, "\n".join(json.dumps(x) for x in lines), embed=False)
+    assert not result.get("errors"), result
+    embed_entries(Entry.objects.filter(bank=bank))
+    with connection.cursor() as cursor:  # plans for this bank's size, not an empty table's
+        for model in (Entry, Edge, EntryEmbedding):
+            cursor.execute(f"ANALYZE {model._meta.db_table}")
+    bank.settings = {"relevance_floor": 0.0}
+    bank.save()
+    return bank
+
+
+def pointer_entries(body: dict) -> list[str]:
+    """The id of every pointer (related, neighbours, links, compact) of an answer."""
+    ids = [
+        p["id"]
+        for r in body["results"]
+        for sub in ("related", "neighbors", "links")
+        for p in r[sub]
+    ]
+    return ids + [s.split()[0] for r in body["results"] for s in r.get(COMPACT, ())]
+
+
+def ids_in(body: dict) -> set[str]:
+    return set(re.findall(r'"([0-9a-f]{8})\b', render(body)))
+
+
+def test_default_answer_keeps_every_pointer_within_2000_tokens(crowded):
+    pressed = 0
+    for query in QUERIES:
+        unbounded = run_query(crowded, QueryParams(query, budget_tokens=200_000), record=False)
+        default = run_query(crowded, QueryParams(query), record=False)
+        assert default["stats"]["budget_tokens"] == 2000
+        assert estimate_tokens(default) <= 2000 and default["stats"]["tokens"] <= 2000
+        wanted = set(pointer_entries(unbounded)) | {r["id"] for r in unbounded["results"]}
+        assert wanted <= ids_in(default), query  # no pointer, no result lost
+        assert [r["id"] for r in default["results"]] == [r["id"] for r in unbounded["results"]]
+        assert default["stats"]["dropped_pointers"] == 0
+        assert default["stats"]["results_cut"] == 0
+        # every pointer entry is still there, whole or compact, with its relation
+        assert sorted(pointer_entries(default)) == sorted(pointer_entries(unbounded))
+        pressed += estimate_tokens(unbounded) > 4000 and len(pointer_entries(unbounded)) >= 20
+    assert pressed >= 3  # the bank is crowded enough for the budget to bite
+
+
+def test_compact_pointers_keep_id_relation_and_direction(crowded):
+    query = QUERIES[0]
+    unbounded = run_query(crowded, QueryParams(query, budget_tokens=200_000), record=False)
+    tight = run_query(crowded, QueryParams(query, budget_tokens=1200), record=False)
+    whole = {
+        (p["id"], p["relation"], p["direction"])
+        for r in unbounded["results"]
+        for sub in ("related", "neighbors", "links")
+        for p in r[sub]
+    }
+    compact = [s for r in tight["results"] for s in r.get(COMPACT, ())]
+    assert compact and tight["stats"]["pointers_compacted"] == len(compact)
+    for short in compact:
+        pointer_id, relation, direction, kind = short.split()
+        assert (pointer_id, relation, direction) in whole
+        assert kind in ("folded", "neighbor", "link")
+    assert all(r["truncated"] and r["content"] == "" for r in tight["results"])
+
+
+@pytest.mark.parametrize("limit,neighbors", [(8, 3), (8, 20), (20, 5), (1, 3)])
+def test_no_response_exceeds_its_budget(crowded, limit, neighbors):
+    budgets = [*range(200, 3001, 100), None]
+    full_of = {
+        query: run_query(
+            crowded,
+            QueryParams(query, limit=limit, neighbors=neighbors, budget_tokens=200_000),
+            record=False,
+        )
+        for query in QUERIES
+    }
+    for i, budget in enumerate(budgets):
+        query = QUERIES[i % len(QUERIES)]
+        params = QueryParams(query, limit=limit, neighbors=neighbors, budget_tokens=budget)
+        body = run_query(crowded, params, record=False)
+        stats = body["stats"]
+        assert estimate_tokens(body) == stats["tokens"] <= stats["budget_tokens"], budget
+        if budget is not None:
+            assert stats["budget_tokens"] == budget
+        # what left the answer is accounted for: entries kept + dropped = entries unbounded
+        full = full_of[query]
+        kept = len(pointer_entries(body))
+        assert kept + stats["dropped_pointers"] == len(pointer_entries(full))
+        assert len(body["results"]) + stats["results_cut"] == len(full["results"])
+        assert body["results"] or budget is not None
+
+
+def test_budget_holds_on_the_bytes_rest_sends(crowded, client_rw):
+    url = f"/api/v1/banks/{crowded.slug}/query"
+    for budget in (200, 450, 1000, 2000, None):
+        payload = {"query": QUERIES[1], "neighbors": 10}
+        if budget:
+            payload["budget_tokens"] = budget
+        response = client_rw.post(url, payload, format="json")
+        assert response.status_code == 200
+        body = response.json()
+        sent = -(-len(response.content.decode()) // 4)
+        assert sent <= body["stats"]["budget_tokens"]
+        assert sent == body["stats"]["tokens"]
+
+
+def test_a_very_long_question_still_fits_the_smallest_budget(crowded):
+    query = " ".join(QUERIES) * 40  # about 9,000 characters echoed back
+    body = run_query(crowded, QueryParams(query, budget_tokens=200), record=False)
+    assert estimate_tokens(body) <= 200
+    assert body["stats"]["results_cut"] >= 1 and body["query"].endswith("…")
