@@ -6,10 +6,13 @@
 2. Corrections: a held-out set of (stale, corrector) pairs (``bench/data/correction_pairs.jsonl``)
    in a scratch bank; a pair passes when the corrector ranks before the stale entry or the
    stale entry carries ``corrected_by``.
-3. Economy: tokens of the default fold answer (limit 8) on the demo engineering bank, with
-   the pointers counted before and after the default budget, and every budget honoured.
+3. Economy: tokens of the default fold answer (limit 8) on the demo engineering bank, for
+   the questions it can answer and for those it cannot, per question: the pointers
+   (related + neighbours + links) of the unbounded answer whose id no longer appears anywhere
+   in the default one, results dropped, pointers compacted; and every budget honoured
+   (200 … 3,000 and the default).
 
-    .venv/bin/python bench/answers.py [--keep]
+    .venv/bin/python bench/answers.py [--keep] [--only economy]
 """
 
 from __future__ import annotations
@@ -190,7 +193,10 @@ def economy(bank, queries: list[str] | None = None) -> dict:
                 "results": len(unbounded["results"]),
                 "results_dropped": len(unbounded["results"]) - len(default["results"]),
                 "contents_cut": stats.get("contents_cut"),
+                "pointers_compacted": stats.get("pointers_compacted"),
                 "dropped_pointers": stats.get("dropped_pointers"),
+                # the measure before compact separators (", " and ": "), for comparison
+                "unbounded_spaced": -(-len(json.dumps(unbounded, ensure_ascii=False)) // 4),
             }
         )
     over, checked = 0, 0
@@ -212,7 +218,10 @@ def economy(bank, queries: list[str] | None = None) -> dict:
             max(r["default"] for r in rows),
         ),
         "pointers_in_unbounded": sum(r["pointers"] for r in rows),
+        "unbounded_spaced_tokens_mean": round(sum(r["unbounded_spaced"] for r in rows) / n),
         "pointers_lost_by_default_budget": sum(r["pointers_lost"] for r in rows),
+        "pointers_compacted_by_default_budget": sum(r["pointers_compacted"] or 0 for r in rows),
+        "questions_with_contents_cut": sum(1 for r in rows if r["contents_cut"]),
         "results_dropped_by_default_budget": sum(r["results_dropped"] for r in rows),
         "responses_over_budget": f"{over} of {checked}",
         "compact_tokens_first_query": estimate_tokens(compact),

@@ -35,6 +35,7 @@ CHARS_PER_TOKEN = 4
 MARKER = " …[truncated]"  # ends content (and any text cut to its hard limit)
 ELLIPSIS = "…"  # ends a short text (note, title, summary) shortened to fit a budget
 MIN_BUDGET_TOKENS = 200
+UNBOUNDED = 200_000  # the largest budget a request may ask (callers that pack on their own)
 DEFAULT_BUDGET_PER_RESULT = 250  # tokens: the default answer of 8 results fits 2,000
 DEFAULT_BUDGET_FLOOR = 800  # tokens: the least a default budget allows (limits of 1–3)
 CONTENT_FLOOR = 280  # characters of content kept before content goes entirely
