@@ -19,10 +19,10 @@ relations of the pointers):
    result's ``compact_pointers`` (``"<id> <relation> <in|out> <folded|neighbor|link>"``);
 8. results' summaries emptied, titles shortened.
 
-Only when ids alone do not fit does anything leave the answer: compact pointers from the last
-result up (``stats.dropped_pointers``), then whole results from the last
-(``stats.results_cut``; their pointers count as dropped too), and last of all the echoed
-query. Every cut text ends with a marker; a result whose content or steps were cut, and a
+Only when ids alone do not fit does anything leave the answer: whole results from the last
+while the results would not fit even without pointers (``stats.results_cut``; their pointers
+count as dropped), then compact pointers from the last result up
+(``stats.dropped_pointers``), and last of all the echoed query. Every cut text ends with a marker; a result whose content or steps were cut, and a
 pointer whose expanded content or steps were, says ``truncated: true``.
 """
 
@@ -208,6 +208,7 @@ def fit_budget(body: dict, budget: int) -> dict:
     results = body["results"]
     limit = budget * CHARS_PER_TOKEN
     size = _chars(body)
+    bodies = [(item.get("content"), item.get("steps")) for item in results]
     for rung in RUNGS:
         for item in reversed(results):
             if size <= limit:
@@ -218,19 +219,40 @@ def fit_budget(body: dict, budget: int) -> dict:
             else:
                 rung(item, size - limit)
             size += _chars(item) - before
-    report["contents_cut"] = sum(1 for item in results if item.get("truncated"))
+    report["contents_cut"] = sum(
+        1
+        for item, was in zip(results, bodies, strict=True)
+        if (item["content"], item["steps"]) != was
+    )
     size = _chars(body)
-    # Ids alone do not fit: compact pointers go from the last result up, then whole results.
-    for item in reversed(results):
-        short = item.get(COMPACT) or []
-        while short and size > limit:
-            size -= len(short.pop()) + 3  # the quotes and the comma
-            report["dropped_pointers"] += 1
-    while results and _chars(body) > limit:
-        report["dropped_pointers"] += pointer_count(results.pop())
-        report["results_cut"] += 1
+    if size > limit:
+        _drop_ids(body, limit, report)
     _fit_query(body, limit)
     return report
+
+
+def _drop_ids(body: dict, limit: int, report: dict) -> None:
+    """Ids alone do not fit. Whole results go from the last while the results would not fit
+    even without any compact pointer; then compact pointers go from the last result up."""
+    results = body["results"]
+    size = _chars(body)
+    compact = sum(_chars(item.get(COMPACT) or []) - 2 for item in results)
+    while results and size - compact > limit:
+        item = results.pop()
+        size = _chars(body)
+        compact -= _chars(item.get(COMPACT) or []) - 2
+        report["dropped_pointers"] += pointer_count(item)
+        report["results_cut"] += 1
+    for item in reversed(results):
+        short = item.get(COMPACT)
+        while short and size > limit:
+            before = _chars(short)
+            short.pop()
+            size -= before - _chars(short)
+            report["dropped_pointers"] += 1
+        if short == []:
+            del item[COMPACT]
+            size -= len(f',"{COMPACT}":[]')
 
 
 def _fit_query(body: dict, limit: int) -> None:

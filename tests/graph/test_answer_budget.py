@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from graph.models import Edge
-from graph.retrieval.budget import COMPACT, estimate_tokens, render
+from graph.retrieval.budget import COMPACT, estimate_tokens, fit_budget, render
 from graph.retrieval.query import QueryParams, run_query
 from kb.models import Entry, EntryEmbedding
 from kb.services.bulk import import_bank
@@ -194,3 +194,71 @@ def test_a_very_long_question_still_fits_the_smallest_budget(crowded):
     body = run_query(crowded, QueryParams(query, budget_tokens=200), record=False)
     assert estimate_tokens(body) <= 200
     assert body["stats"]["results_cut"] >= 1 and body["query"].endswith("…")
+
+
+# --- the ladder on synthetic answers: what goes first ---------------------------------------
+
+
+def _synthetic(rng: random.Random) -> dict:
+    def pointer(kind: str) -> dict:
+        item = {
+            "id": f"{rng.getrandbits(32):08x}",
+            "relation": rng.choice(RELATIONS),
+            "direction": rng.choice(["in", "out"]),
+            "kind": kind,
+            "note": _text(rng, rng.randint(0, 60)),
+            "summary": _text(rng, rng.randint(0, 50)),
+            "title": _text(rng, rng.randint(3, 20)),
+            "status": "live",
+        }
+        if rng.random() < 0.2:
+            item["steps"] = [_text(rng, 20) for _ in range(4)]
+        if kind == "folded":
+            item["via"] = None
+        return item
+
+    results = []
+    for rank in range(1, rng.randint(1, 12) + 1):
+        results.append(
+            {
+                "id": f"{rng.getrandbits(32):08x}",
+                "title": _text(rng, rng.randint(3, 30)),
+                "summary": _text(rng, rng.randint(0, 60)),
+                "content": _text(rng, rng.randint(0, 900)),
+                "useful_for": _text(rng, rng.randint(0, 60)),
+                "steps": [_text(rng, 25) for _ in range(5)] if rng.random() < 0.2 else None,
+                "rank": rank,
+                "truncated": False,
+                "related": [pointer("folded") for _ in range(rng.randint(0, 6))],
+                "neighbors": [pointer("neighbor") for _ in range(rng.randint(0, 5))],
+                "links": [
+                    {"id": "0badc0de", "relation": "see_also", "direction": "in", "note": "x" * 50}
+                    for _ in range(rng.randint(0, 2))
+                ],
+            }
+        )
+    return {"query": "q", "results": results, "stats": {"tokens": 99999}}
+
+
+def test_the_ladder_cuts_text_before_pointers_and_pointers_before_ids():
+    rng = random.Random(3)
+    for case in range(150):
+        body = _synthetic(rng)
+        before = len(pointer_entries(body))
+        budget = rng.choice([200, 300, 500, 800, 1200, 2000, 3000])
+        report = fit_budget(body, budget)
+        assert estimate_tokens(body) <= budget, case
+        results = body["results"]
+        assert len(pointer_entries(body)) + report["dropped_pointers"] == before
+        compacted = any(r.get(COMPACT) for r in results)
+        verbose = any(r[sub] for r in results for sub in ("related", "neighbors", "links"))
+        if compacted or report["dropped_pointers"]:  # content and steps went first
+            assert all(r["content"] == "" and not r["steps"] for r in results), case
+            assert all("steps" not in p for r in results for p in r["related"] + r["neighbors"])
+        if report["dropped_pointers"]:  # ids leave only when no whole pointer is left
+            assert not verbose, case
+        if report["results_cut"]:  # a result goes only when no whole pointer is left
+            assert not verbose, case
+            # and only when the results would not fit even without any pointer
+            rest = [{**r, COMPACT: []} for r in results]
+            assert estimate_tokens({**body, "results": rest}) > budget - 120, case
