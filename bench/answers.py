@@ -160,7 +160,7 @@ def pointer_ids(body: dict) -> set[str]:
 def answer_ids(body: dict) -> set[str]:
     """Every id that appears anywhere in an answer (results, pointers, via, corrected_by…)."""
     text = json.dumps(body, ensure_ascii=False)
-    return set(re.findall(r'"([0-9a-f]{8})"', text))
+    return set(re.findall(r'"([0-9a-f]{8})[" ]', text))
 
 
 def economy(bank, queries: list[str] | None = None) -> dict:
@@ -229,18 +229,42 @@ def economy(bank, queries: list[str] | None = None) -> dict:
     }
 
 
+def crowded_bank():
+    """The crowded bank of bench/labs/crowded.py with real vectors; the relevance floor off so
+    every slot fills (the harder case for the budget)."""
+    import secrets
+
+    from bench.labs.crowded import crowded_lines
+    from kb.models import Entry
+    from kb.services.banks import ensure_bank
+    from kb.services.bulk import import_bank
+    from kb.services.embedding import embed_entries
+
+    bank, _ = ensure_bank(f"bench-crowd-{secrets.token_hex(3)}", name="bench crowded")
+    lines = "\n".join(json.dumps(x) for x in crowded_lines())
+    import_bank(bank, lines, reason="bench answers", embed=False)
+    embed_entries(Entry.objects.filter(bank=bank))
+    bank.settings = {**bank.settings, "relevance_floor": 0.0}
+    bank.save()
+    return bank
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true")
     parser.add_argument(
-        "--only", choices=["confidence", "corrections", "economy"], action="append", default=None
+        "--only",
+        choices=["confidence", "corrections", "economy", "crowded"],
+        action="append",
+        default=None,
     )
     args = parser.parse_args()
-    parts = set(args.only or ("confidence", "corrections", "economy"))
+    parts = set(args.only or ("confidence", "corrections", "economy", "crowded"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()
+    from bench.labs.crowded import QUERIES as CROWDED_QUERIES
     from kb.models import Bank
 
     banks = {
@@ -262,11 +286,14 @@ def main() -> None:
         for label, answerable in (("answerable", True), ("unanswerable", False)):
             asked = [q["query"] for q in demo if q["answerable"] is answerable]
             print(json.dumps({f"economy_{label}": economy(banks["demo"], asked)}, indent=1))
+    if "crowded" in parts:
+        print(json.dumps({"economy_crowded": economy(crowded_bank(), CROWDED_QUERIES)}, indent=1))
     if not args.keep:
         import importlib
 
         drop_bank = importlib.import_module("bench.import").drop_bank
-        for prefix in ("bench-ans-corpus-", "bench-ans-demo-", "bench-corrections-"):
+        prefixes = ("bench-ans-corpus-", "bench-ans-demo-", "bench-corrections-", "bench-crowd-")
+        for prefix in prefixes:
             for bank in Bank.objects.filter(slug__startswith=prefix):
                 drop_bank(bank)
 

@@ -1,5 +1,6 @@
-"""The token budget of a query answer (issue 16 item 3) on a crowded bank generated here: long
-entries, long notes, dense noted edges, playbooks with steps. The default answer (limit 8)
+"""The token budget of a query answer (issue 16 item 3) on a crowded bank generated for the
+test (bench/labs/crowded.py): long entries, long notes, dense noted edges, playbooks with
+steps. The default answer (limit 8)
 fits 2,000 tokens with every result and every pointer id of the unbounded answer; no
 response exceeds its budget, counted as the server counts (and on the bytes REST sends); what
 does not fit is accounted for in ``stats``."""
@@ -11,6 +12,7 @@ import re
 import pytest
 from django.db import connection
 
+from bench.labs.crowded import QUERIES, RELATIONS, crowded_lines, text
 from graph.models import Edge
 from graph.retrieval.budget import COMPACT, estimate_tokens, fit_budget, render
 from graph.retrieval.query import QueryParams, run_query
@@ -20,71 +22,12 @@ from kb.services.embedding import embed_entries
 
 pytestmark = pytest.mark.django_db
 
-WORDS = (
-    "ledger invoice settlement batch cutoff replay gateway timeout retry idempotency key "
-    "postgres replica vacuum index migration lock terraform state module provider bucket "
-    "kafka topic consumer offset partition broker schema registry avro payload header "
-    "deploy rollout canary rollback helm chart secret rotation certificate token scope "
-    "cache eviction redis cluster shard latency budget alert pager runbook dashboard "
-    "checkout payment capture refund dispute webhook signature nonce clock skew region"
-).split()
-RELATIONS = ["see_also", "clarifies", "corrects", "depends_on", "requires", "cites", "part_of"]
-QUERIES = [
-    "why does the settlement batch replay time out at the gateway",
-    "postgres migration lock during deploy rollout",
-    "rotate the webhook signature secret without downtime",
-    "kafka consumer offset lag after a broker restart",
-    "terraform state lock stuck after a cancelled run",
-]
-
-
-def _text(rng: random.Random, words: int) -> str:
-    out = []
-    while len(out) < words:
-        sentence = rng.sample(WORDS, rng.randint(6, 14))
-        out.extend([sentence[0].capitalize(), *sentence[1:-1], sentence[-1] + "."])
-    return " ".join(out[:words])
-
 
 @pytest.fixture
 def crowded(bank, hashing_embedder):
-    """120 long entries (a fifth of them playbooks with long steps), each with 8–12 noted
-    edges of 200–400 characters; the relevance floor off so every slot fills."""
-    rng = random.Random(16)
-    lines = [{"type": "relation", "name": "depends_on", "inverse": "dependency_of"}]
-    n = 120
-    for i in range(n):
-        entry = {
-            "type": "entry",
-            "key": f"crowd:{i}",
-            "title": _text(rng, rng.randint(12, 30)),
-            "summary": _text(rng, rng.randint(30, 60)),
-            "useful_for": _text(rng, rng.randint(30, 60)),
-            "content": _text(rng, rng.randint(400, 1200)),
-            "kind": "playbook" if i % 5 == 0 else rng.choice(["fact", "gotcha", "recipe"]),
-            "systems": rng.sample(WORDS, 2),
-            "tasks": rng.sample(WORDS, 2),
-            "lifetime": {"durable": True},
-        }
-        if i % 5 == 0:
-            entry["steps"] = [_text(rng, rng.randint(15, 30)) for _ in range(rng.randint(5, 9))]
-        lines.append(entry)
-    pairs = set()
-    for i in range(n):
-        while sum(1 for p in pairs if i in p) < rng.randint(8, 12):
-            j = rng.randrange(n)
-            if j != i and (i, j) not in pairs and (j, i) not in pairs:
-                pairs.add((i, j))
-    for i, j in sorted(pairs):
-        lines.append(
-            {
-                "type": "edge",
-                "from": f"crowd:{i}",
-                "to": f"crowd:{j}",
-                "relation": rng.choice(RELATIONS),
-                "note": _text(rng, rng.randint(35, 70))[:400],
-            }
-        )
+    """The crowded bank of bench/labs/crowded.py (120 long entries, dense long notes), with
+    the relevance floor off so every slot fills."""
+    lines = crowded_lines()
     result = import_bank(bank, "\n".join(json.dumps(x) for x in lines), embed=False)
     assert not result.get("errors"), result
     embed_entries(Entry.objects.filter(bank=bank))
@@ -108,7 +51,7 @@ def pointer_entries(body: dict) -> list[str]:
 
 
 def ids_in(body: dict) -> set[str]:
-    return set(re.findall(r'"([0-9a-f]{8})\b', render(body)))
+    return set(re.findall(r'"([0-9a-f]{8})[" ]', render(body)))
 
 
 def test_default_answer_keeps_every_pointer_within_2000_tokens(crowded):
@@ -206,13 +149,13 @@ def _synthetic(rng: random.Random) -> dict:
             "relation": rng.choice(RELATIONS),
             "direction": rng.choice(["in", "out"]),
             "kind": kind,
-            "note": _text(rng, rng.randint(0, 60)),
-            "summary": _text(rng, rng.randint(0, 50)),
-            "title": _text(rng, rng.randint(3, 20)),
+            "note": text(rng, rng.randint(0, 60)),
+            "summary": text(rng, rng.randint(0, 50)),
+            "title": text(rng, rng.randint(3, 20)),
             "status": "live",
         }
         if rng.random() < 0.2:
-            item["steps"] = [_text(rng, 20) for _ in range(4)]
+            item["steps"] = [text(rng, 20) for _ in range(4)]
         if kind == "folded":
             item["via"] = None
         return item
@@ -222,11 +165,11 @@ def _synthetic(rng: random.Random) -> dict:
         results.append(
             {
                 "id": f"{rng.getrandbits(32):08x}",
-                "title": _text(rng, rng.randint(3, 30)),
-                "summary": _text(rng, rng.randint(0, 60)),
-                "content": _text(rng, rng.randint(0, 900)),
-                "useful_for": _text(rng, rng.randint(0, 60)),
-                "steps": [_text(rng, 25) for _ in range(5)] if rng.random() < 0.2 else None,
+                "title": text(rng, rng.randint(3, 30)),
+                "summary": text(rng, rng.randint(0, 60)),
+                "content": text(rng, rng.randint(0, 900)),
+                "useful_for": text(rng, rng.randint(0, 60)),
+                "steps": [text(rng, 25) for _ in range(5)] if rng.random() < 0.2 else None,
                 "rank": rank,
                 "truncated": False,
                 "related": [pointer("folded") for _ in range(rng.randint(0, 6))],
