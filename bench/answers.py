@@ -6,10 +6,13 @@
 2. Corrections: a held-out set of (stale, corrector) pairs (``bench/data/correction_pairs.jsonl``)
    in a scratch bank; a pair passes when the corrector ranks before the stale entry or the
    stale entry carries ``corrected_by``.
-3. Economy: tokens of the default fold answer (limit 8) on the demo engineering bank, with
-   the pointers counted before and after the default budget, and every budget honoured.
+3. Economy: tokens of the default fold answer (limit 8) on the demo engineering bank, for
+   the questions it can answer and for those it cannot, per question: the pointers
+   (related + neighbours + links) of the unbounded answer whose id no longer appears anywhere
+   in the default one, results dropped, pointers compacted; and every budget honoured
+   (200 … 3,000 and the default).
 
-    .venv/bin/python bench/answers.py [--keep]
+    .venv/bin/python bench/answers.py [--keep] [--only economy]
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -143,72 +147,155 @@ def corrections() -> dict:
     }
 
 
-def economy(bank) -> dict:
-    from graph.retrieval.answer import estimate_tokens
+def pointer_ids(body: dict) -> set[str]:
+    """Ids an answer points at: its results' related, neighbours and links."""
+    return {
+        p["id"]
+        for r in body["results"]
+        for sub in ("related", "neighbors", "links")
+        for p in r.get(sub) or ()
+    }
+
+
+def answer_ids(body: dict) -> set[str]:
+    """Every id that appears anywhere in an answer (results, pointers, via, corrected_by…)."""
+    text = json.dumps(body, ensure_ascii=False)
+    return set(re.findall(r'"([0-9a-f]{8})[" ]', text))
+
+
+def economy(bank, queries: list[str] | None = None) -> dict:
+    """Tokens of the default answer (limit 8) and what its budget cost, per question: the
+    pointers (related + neighbours + links) of the unbounded answer whose id no longer appears
+    anywhere in the default one, and results dropped; then every budget honoured."""
+    from graph.retrieval.budget import estimate_tokens
     from graph.retrieval.query import QueryParams, run_query
 
-    queries = [
-        q["query"]
-        for q in _lines(HERE / "data" / "confidence_questions.jsonl")
-        if q["bank"] == "demo" and q["answerable"]
-    ]
+    if queries is None:
+        queries = [
+            q["query"]
+            for q in _lines(HERE / "data" / "confidence_questions.jsonl")
+            if q["bank"] == "demo" and q["answerable"]
+        ]
     rows = []
     for q in queries:
-        unbounded = run_query(bank, QueryParams(q, budget_tokens=1_000_000), record=False)
+        unbounded = run_query(bank, QueryParams(q, budget_tokens=200_000), record=False)
         default = run_query(bank, QueryParams(q), record=False)
-        pointers = lambda b: sum(len(r["related"]) + len(r["neighbors"]) for r in b["results"])  # noqa: E731
+        wanted = pointer_ids(unbounded) | {r["id"] for r in unbounded["results"]}
+        lost = wanted - answer_ids(default)
+        stats = default["stats"]
         rows.append(
-            (
-                estimate_tokens(unbounded),
-                estimate_tokens(default),
-                pointers(unbounded),
-                pointers(default),
-                len(unbounded["results"]),
-                len(default["results"]),
-            )
+            {
+                "q": q[:48],
+                "unbounded": estimate_tokens(unbounded),
+                "default": estimate_tokens(default),
+                "pointers": len(pointer_ids(unbounded)),
+                "pointers_lost": len(lost - {r["id"] for r in unbounded["results"]}),
+                "results": len(unbounded["results"]),
+                "results_dropped": len(unbounded["results"]) - len(default["results"]),
+                "contents_cut": stats.get("contents_cut"),
+                "pointers_compacted": stats.get("pointers_compacted"),
+                "dropped_pointers": stats.get("dropped_pointers"),
+                # the measure before compact separators (", " and ": "), for comparison
+                "unbounded_spaced": -(-len(json.dumps(unbounded, ensure_ascii=False)) // 4),
+            }
         )
-    over = 0
-    for budget in (200, 400, 800, 1500, 3000):
+    over, checked = 0, 0
+    for budget in (200, 300, 400, 600, 800, 1200, 1500, 2000, 3000, None):
         for q in queries:
             body = run_query(bank, QueryParams(q, budget_tokens=budget), record=False)
-            over += estimate_tokens(body) > budget
-        compact = run_query(bank, QueryParams(queries[0], compact=True), record=False)
+            over += estimate_tokens(body) > body["stats"]["budget_tokens"]
+            checked += 1
+    compact = run_query(bank, QueryParams(queries[0], compact=True), record=False)
     n = len(rows)
     return {
         "queries": n,
-        "unbounded_tokens_mean_max": (round(sum(r[0] for r in rows) / n), max(r[0] for r in rows)),
-        "default_tokens_mean_max": (round(sum(r[1] for r in rows) / n), max(r[1] for r in rows)),
-        "pointers_lost_by_default_budget": sum(r[2] - r[3] for r in rows),
-        "results_lost_by_default_budget": sum(r[4] - r[5] for r in rows),
-        "responses_over_budget_of_5_budgets": over,
+        "unbounded_tokens_mean_max": (
+            round(sum(r["unbounded"] for r in rows) / n),
+            max(r["unbounded"] for r in rows),
+        ),
+        "default_tokens_mean_max": (
+            round(sum(r["default"] for r in rows) / n),
+            max(r["default"] for r in rows),
+        ),
+        "pointers_in_unbounded": sum(r["pointers"] for r in rows),
+        "unbounded_spaced_tokens_mean": round(sum(r["unbounded_spaced"] for r in rows) / n),
+        "pointers_lost_by_default_budget": sum(r["pointers_lost"] for r in rows),
+        "pointers_compacted_by_default_budget": sum(r["pointers_compacted"] or 0 for r in rows),
+        "questions_with_contents_cut": sum(1 for r in rows if r["contents_cut"]),
+        "results_dropped_by_default_budget": sum(r["results_dropped"] for r in rows),
+        "responses_over_budget": f"{over} of {checked}",
         "compact_tokens_first_query": estimate_tokens(compact),
+        "per_question": rows,
     }
+
+
+def crowded_bank():
+    """The crowded bank of bench/labs/crowded.py with real vectors; the relevance floor off so
+    every slot fills (the harder case for the budget)."""
+    import secrets
+
+    from bench.labs.crowded import crowded_lines
+    from kb.models import Entry
+    from kb.services.banks import ensure_bank
+    from kb.services.bulk import import_bank
+    from kb.services.embedding import embed_entries
+
+    bank, _ = ensure_bank(f"bench-crowd-{secrets.token_hex(3)}", name="bench crowded")
+    lines = "\n".join(json.dumps(x) for x in crowded_lines())
+    import_bank(bank, lines, reason="bench answers", embed=False)
+    embed_entries(Entry.objects.filter(bank=bank))
+    bank.settings = {**bank.settings, "relevance_floor": 0.0}
+    bank.save()
+    return bank
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument(
+        "--only",
+        choices=["confidence", "corrections", "economy", "crowded"],
+        action="append",
+        default=None,
+    )
     args = parser.parse_args()
+    parts = set(args.only or ("confidence", "corrections", "economy", "crowded"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()
+    from bench.labs.crowded import QUERIES as CROWDED_QUERIES
     from kb.models import Bank
 
     banks = {
-        "corpus": _scratch_bank("bench-ans-corpus", [ROOT / "tests/data/search_corpus.jsonl"]),
         "demo": _scratch_bank(
             "bench-ans-demo",
             [ROOT / "kb/demo/engineering.jsonl", ROOT / "kb/demo/engineering_edges.jsonl"],
         ),
     }
-    print(json.dumps({"confidence": confidence(banks)}, indent=1))
-    print(json.dumps({"corrections": corrections()}, indent=1))
-    print(json.dumps({"economy": economy(banks["demo"])}, indent=1))
+    if "confidence" in parts:
+        corpus = [ROOT / "tests/data/search_corpus.jsonl"]
+        banks["corpus"] = _scratch_bank("bench-ans-corpus", corpus)
+        print(json.dumps({"confidence": confidence(banks)}, indent=1))
+    if "corrections" in parts:
+        print(json.dumps({"corrections": corrections()}, indent=1))
+    if "economy" in parts:
+        demo = [
+            q for q in _lines(HERE / "data" / "confidence_questions.jsonl") if q["bank"] == "demo"
+        ]
+        for label, answerable in (("answerable", True), ("unanswerable", False)):
+            asked = [q["query"] for q in demo if q["answerable"] is answerable]
+            print(json.dumps({f"economy_{label}": economy(banks["demo"], asked)}, indent=1))
+    if "crowded" in parts:
+        print(json.dumps({"economy_crowded": economy(crowded_bank(), CROWDED_QUERIES)}, indent=1))
     if not args.keep:
-        Bank.objects.filter(
-            slug__in=["bench-ans-corpus", "bench-ans-demo", "bench-corrections"]
-        ).delete()
+        import importlib
+
+        drop_bank = importlib.import_module("bench.import").drop_bank
+        prefixes = ("bench-ans-corpus-", "bench-ans-demo-", "bench-corrections-", "bench-crowd-")
+        for prefix in prefixes:
+            for bank in Bank.objects.filter(slug__startswith=prefix):
+                drop_bank(bank)
 
 
 if __name__ == "__main__":

@@ -117,7 +117,12 @@ def result_for(answer: dispatch.ToolAnswer) -> CallToolResult:
         )
     data = answer.data if isinstance(answer.data, dict) else {"results": answer.data}
     return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+        # Compact separators: the text REST sends, which the query's token budget counts.
+        content=[
+            TextContent(
+                type="text", text=json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            )
+        ],
         structured_content=data,
     )
 

@@ -1,5 +1,6 @@
 """Shaping a fold answer for an agent (issue 16): relations between the returned results,
-corrections ranked after their correctors, confidence bands, bounded text and a token budget.
+corrections ranked after their correctors and confidence bands (bounded text and the token
+budget are :mod:`graph.retrieval.budget`).
 
 Everything here works on what the fold already read (the pool's edges, the hits' relevance),
 so none of it adds a statement.
@@ -7,7 +8,6 @@ so none of it adds a statement.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
@@ -110,109 +110,3 @@ def confidence_band(relevance: float | None, floor: float, high: float) -> str:
     if relevance is None or relevance < floor:
         return "low"
     return "high" if relevance >= high else "medium"
-
-
-# --- economy: bounded text and a token budget ---------------------------------------------
-
-CHARS_PER_TOKEN = 4
-MARKER = " …[truncated]"
-MIN_BUDGET_TOKENS = 200
-DEFAULT_BUDGET_PER_RESULT = 250  # tokens: the default answer of 8 results fits 2,000
-DEFAULT_BUDGET_FLOOR = 800  # tokens: the least a default budget allows (limits of 1–3)
-CONTENT_FLOOR = 280  # characters of content kept before content goes entirely
-FIELD_LIMITS = {"title": 300, "summary": 400, "useful_for": 400, "note": 400, "content": 20_000}
-
-
-def estimate_tokens(body: object) -> int:
-    """Tokens of a JSON body as an agent receives it (characters / 4, rounded up)."""
-    return -(-len(json.dumps(body, ensure_ascii=False)) // CHARS_PER_TOKEN)
-
-
-def cut(text: str, limit: int) -> tuple[str, bool]:
-    if len(text) <= limit:
-        return text, False
-    return text[: max(0, limit - len(MARKER))].rstrip() + MARKER, True
-
-
-def bound_fields(item: dict) -> None:
-    """Cap every text field of a result or pointer; cut content sets ``truncated``."""
-    for name, limit in FIELD_LIMITS.items():
-        value = item.get(name)
-        if isinstance(value, str):
-            item[name], was_cut = cut(value, limit)
-            if was_cut and name == "content":
-                item["truncated"] = True
-    for sub in ("related", "neighbors", "links"):
-        for pointer in item.get(sub) or ():
-            bound_fields(pointer)
-
-
-def _size(value: object) -> int:
-    return len(json.dumps(value, ensure_ascii=False))
-
-
-def _shorten(item: dict, keep: int, excess_chars: int) -> int:
-    """Cut ``item``'s content towards ``keep`` characters; returns the characters saved."""
-    content = item.get("content") or ""
-    text = (
-        content[: -len(MARKER)] if item.get("truncated") and content.endswith(MARKER) else content
-    )
-    if len(text) <= keep:
-        return 0
-    new_len = max(keep, len(text) - excess_chars - len(MARKER))
-    before = _size(content) + (0 if item.get("truncated") else 6)  # "false" -> "true"
-    item["content"] = text[:new_len].rstrip() + MARKER if new_len > 0 else ""
-    item["truncated"] = True
-    return before - _size(item["content"])
-
-
-POINTER_TEXT = 160  # characters a pointer's note, summary and title keep under a tight budget
-
-
-def _trim_pointers(item: dict) -> int:
-    saved = 0
-    for pointer in (*item.get("related", ()), *item.get("neighbors", ())):
-        for name in ("note", "summary", "title"):
-            value = pointer.get(name)
-            if isinstance(value, str) and len(value) > POINTER_TEXT:
-                before = _size(value)
-                pointer[name], _ = cut(value, POINTER_TEXT)
-                saved += before - _size(pointer[name])
-        if pointer.get("summary") and pointer.get("summary") == pointer.get("title"):
-            saved += _size(pointer["summary"]) - 2
-            pointer["summary"] = ""  # the title already says it
-    return saved
-
-
-def fit_budget(body: dict, budget: int) -> dict:
-    """Cut ``body`` until it fits ``budget`` tokens: first the content of results from the
-    last up (down to a short head, then entirely, each marked ``truncated``), then pointer
-    texts (long notes and summaries shortened, a summary that repeats the title emptied), then
-    whole results from the last. The body is serialised a bounded number of times."""
-    report = {"contents_cut": 0, "results_cut": 0}
-    results = body["results"]
-    limit_chars = budget * CHARS_PER_TOKEN
-    size = _size(body)
-    cut_ids: set[str] = set()
-    for keep in (CONTENT_FLOOR, 0):
-        for item in reversed(results):
-            if size <= limit_chars:
-                break
-            saved = _shorten(item, keep, size - limit_chars)
-            if saved:
-                size -= saved
-                cut_ids.add(item["id"])
-    if size > limit_chars:
-        for item in reversed(results):
-            size -= _trim_pointers(item)
-            if size <= limit_chars:
-                break
-    report["contents_cut"] = len(cut_ids)
-    size = _size(body)  # exact again before dropping whole results
-    while results and size > limit_chars:
-        size -= _size(results.pop()) + 2
-        report["results_cut"] += 1
-    while results and estimate_tokens(body) > budget:  # the estimate above is exact but for
-        results.pop()  # separators; this never loops more than once in practice
-        report["results_cut"] += 1
-    return report

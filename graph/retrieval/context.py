@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from graph.retrieval.budget import UNBOUNDED
 from graph.retrieval.query import QueryParams, run_query
 from graph.retrieval.tokens import count_tokens
 from kb.errors import InvalidInput
@@ -231,7 +232,11 @@ def build_context(bank: Bank, body: dict, *, actor: str = "") -> ContextBundle:
     request = clean_context_request(body)
     results: list[dict] = []
     if request.task:
-        params = QueryParams(query=request.task, limit=request.limit, lexical=True)
+        # The bundle packs to its own budget: the answer comes whole (no content cut, no
+        # pointers compacted by the query's default budget).
+        params = QueryParams(
+            query=request.task, limit=request.limit, lexical=True, budget_tokens=UNBOUNDED
+        )
         answer = run_query(bank, params, actor=actor)
         results = answer["results"]
     anchored = []

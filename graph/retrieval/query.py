@@ -11,16 +11,18 @@ from dataclasses import asdict, dataclass
 
 from graph.models import QueryLog
 from graph.retrieval.answer import (
-    DEFAULT_BUDGET_FLOOR,
-    DEFAULT_BUDGET_PER_RESULT,
     asks_for_history,
     attach_links,
-    bound_fields,
     confidence_band,
-    estimate_tokens,
-    fit_budget,
     floors,
     order_corrections,
+)
+from graph.retrieval.budget import (
+    DEFAULT_BUDGET_FLOOR,
+    DEFAULT_BUDGET_PER_RESULT,
+    bound_fields,
+    estimate_tokens,
+    fit_budget,
 )
 from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
 from graph.retrieval.relevance import NOTE_WEIGHT
@@ -229,7 +231,8 @@ def run_query(
     budget = _budget(bank, params)
     # Placeholders as wide as the final figures, so filling them in cannot break the budget.
     stats.update(tokens=budget, budget_tokens=budget, took_ms=99999.9, neighbors=99999)
-    stats.update(contents_cut=999, results_cut=999)
+    stats.update(contents_cut=99999, results_cut=99999)
+    stats.update(pointers_compacted=99999, dropped_pointers=99999)
     stats.update(fit_budget(body, budget))
     stats["neighbors"] = sum(len(r["neighbors"]) for r in results)
     took_ms = round((time.perf_counter() - started) * 1000, 1)

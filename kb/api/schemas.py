@@ -131,9 +131,10 @@ class QueryRequestSerializer(serializers.Serializer):
         default=None,
         min_value=200,
         max_value=200_000,
-        help_text="The whole response fits this many tokens (characters / 4); content is cut "
-        "first (marked truncated), then results from the last. Default: the bank's "
-        "budget_tokens_per_result (250) times limit.",
+        help_text="The whole response fits this many tokens (characters of the JSON / 4); "
+        "content is cut first (marked truncated), then texts, then pointers are compacted; "
+        "only ids that cannot fit are dropped (stats.dropped_pointers, results_cut). "
+        "Default: the bank's budget_tokens_per_result (250) times limit.",
     )
     compact = serializers.BooleanField(
         required=False, default=False, help_text="Results without content."
@@ -177,6 +178,9 @@ class RelatedItemSerializer(serializers.Serializer):
     content = serializers.CharField(
         required=False, help_text="Only for ids in the request's expand."
     )
+    truncated = serializers.BooleanField(
+        required=False, help_text="Its expanded content or steps were cut to fit the budget."
+    )
 
 
 class QueryResultSerializer(serializers.Serializer):
@@ -217,6 +221,13 @@ class QueryResultSerializer(serializers.Serializer):
     superseded_by = serializers.CharField(
         required=False, allow_null=True, help_text="A returned result that supersedes this one."
     )
+    compact_pointers = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Present when the token budget left no room for whole pointers: each "
+        "'<id> <relation> <in|out> <folded|neighbor|link>', moved here from related, "
+        "neighbors or links.",
+    )
 
 
 class QueryStatsSerializer(serializers.Serializer):
@@ -235,6 +246,12 @@ class QueryStatsSerializer(serializers.Serializer):
     budget_tokens = serializers.IntegerField(required=False)
     contents_cut = serializers.IntegerField(required=False)
     results_cut = serializers.IntegerField(required=False)
+    pointers_compacted = serializers.IntegerField(
+        required=False, help_text="Pointers moved to compact_pointers to fit the budget."
+    )
+    dropped_pointers = serializers.IntegerField(
+        required=False, help_text="Pointers left out: not even their ids fitted the budget."
+    )
 
 
 class QueryResponseSerializer(serializers.Serializer):

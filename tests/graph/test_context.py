@@ -137,3 +137,23 @@ def test_rest_endpoint(bank, other_bank, scene, token_client):
     stranger = token_client(other_bank)
     missing = stranger.post(f"/api/v1/banks/{bank.slug}/context", BODY, format="json")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "bank_not_found"
+
+
+def test_bundle_reads_the_answer_whole_not_cut_to_the_query_default(
+    bank, make_entry, hashing_embedder
+):
+    """The bundle packs to its own budget: the query's default budget (limit × 250 tokens)
+    would have cut these contents to a head, or emptied them."""
+    entries = [
+        make_entry(
+            f"Login retry gotcha number {i}",
+            content=f"Step{i} " + "playwright login retry detail " * 120 + f"TAIL{i}",
+        )
+        for i in range(6)
+    ]
+    bundle = build_context(bank, {"task": "playwright login retry", "budget_tokens": 20_000})
+    assert {e.short_id for e in entries} <= set(bundle.entries)
+    for e in entries:
+        # the bundle's own cut (700 characters) of each content, not the query's 280-char head
+        block = bundle.text.split(f"[{e.short_id}]")[1].split("\n### ")[0]
+        assert len(block) > 650, e.title

@@ -4,7 +4,7 @@ confidence and the no-good-match signal, bounded text, a token budget, compact a
 import pytest
 
 from graph.retrieval import query as query_service
-from graph.retrieval.answer import MARKER, estimate_tokens
+from graph.retrieval.budget import MARKER, estimate_tokens
 from graph.retrieval.query import QueryParams, run_query
 from kb.services.search import ScoredEntry
 
@@ -120,6 +120,7 @@ def test_budget_cuts_content_first_and_never_exceeds(bank, make_entry, linked, r
     assert estimate_tokens(body) <= 1000 == body["stats"]["budget_tokens"]
     assert body["stats"]["tokens"] == estimate_tokens(body)
     assert all(r["truncated"] for r in body["results"]) and len(body["results"]) == 4
+    assert body["stats"]["contents_cut"] == 4 and body["stats"]["dropped_pointers"] == 0
     assert any(r["content"].endswith(MARKER) for r in body["results"])
     assert body["results"][0]["neighbors"][0]["id"] == n.short_id  # pointers survive
     for budget in (200, 350, 700, 5000):
@@ -144,6 +145,7 @@ def test_compact_and_expand(bank, make_entry, linked, ranked):
     assert body["results"][0]["neighbors"][0]["content"] == "Neighbour body."
     compact = run_query(bank, QueryParams("q", limit=2, compact=True))
     assert all(r["content"] == "" and r["truncated"] for r in compact["results"])
+    assert compact["stats"]["contents_cut"] == 0  # compact asked for it: the budget cut nothing
     assert estimate_tokens(compact) < estimate_tokens(plain)
 
 

@@ -1,0 +1,264 @@
+"""Economy of a query answer (issue 16 item 3): every text field bounded, and a token budget
+the whole response honours.
+
+Tokens are characters of the JSON as the REST API sends it (compact separators, no ASCII
+escaping, U+2028/U+2029 escaped) divided by 4, rounded up; the MCP server sends the same text.
+
+The budget is met by a ladder of cuts, each applied from the last result up and stopping as
+soon as the body fits, ordered so that what an agent can read again in one call (content,
+steps: ``GET .../entries?ids=``) goes before what it could not find again (the ids and
+relations of the pointers):
+
+1. result content to a short head (then the content of expanded pointers);
+2. pointer texts over 160 characters shortened, a summary that repeats the title emptied;
+3. result content and steps entirely, pointers' expanded content and steps;
+4. the results' ``useful_for``, long summaries shortened;
+5. pointer summaries emptied (the title says what it is), notes and titles shortened;
+6. pointer notes and titles to a few words, notes of links emptied;
+7. pointers moved, one at a time, from ``related`` / ``neighbors`` / ``links`` to the
+   result's ``compact_pointers`` (``"<id> <relation> <in|out> <folded|neighbor|link>"``);
+8. results' summaries emptied, titles shortened.
+
+Only when ids alone do not fit does anything leave the answer: whole results from the last
+while the results would not fit even without pointers (``stats.results_cut``; their pointers
+count as dropped), then compact pointers from the last result up
+(``stats.dropped_pointers``), and last of all the echoed query. Every cut text ends with a marker; a result whose content or steps were cut, and a
+pointer whose expanded content or steps were, says ``truncated: true``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+CHARS_PER_TOKEN = 4
+MARKER = " …[truncated]"  # ends content (and any text cut to its hard limit)
+ELLIPSIS = "…"  # ends a short text (note, title, summary) shortened to fit a budget
+MIN_BUDGET_TOKENS = 200
+UNBOUNDED = 200_000  # the largest budget a request may ask (callers that pack on their own)
+DEFAULT_BUDGET_PER_RESULT = 250  # tokens: the default answer of 8 results fits 2,000
+DEFAULT_BUDGET_FLOOR = 800  # tokens: the least a default budget allows (limits of 1–3)
+CONTENT_FLOOR = 280  # characters of content kept before content goes entirely
+FIELD_LIMITS = {"title": 300, "summary": 400, "useful_for": 400, "note": 400, "content": 20_000}
+POINTER_LISTS = ("related", "neighbors", "links")
+COMPACT = "compact_pointers"
+
+
+def render(body: object) -> str:
+    """The JSON text an agent receives (the REST renderer's and the MCP server's)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def _chars(value: object) -> int:
+    text = render(value)
+    return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))  # sent as \u2028
+
+
+def estimate_tokens(body: object) -> int:
+    """Tokens of a JSON body as an agent receives it (characters / 4, rounded up)."""
+    return -(-_chars(body) // CHARS_PER_TOKEN)
+
+
+def cut(text: str, limit: int) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    return text[: max(0, limit - len(MARKER))].rstrip() + MARKER, True
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, cut at a word where one is near, ending in
+    an ellipsis; "" when ``limit`` leaves no room for a word."""
+    if len(text) <= limit:
+        return text
+    if limit < 8:
+        return ""
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if space >= limit * 2 // 3:
+        head = head[:space]
+    return head.rstrip(" ,;:.-") + ELLIPSIS
+
+
+def bound_fields(item: dict) -> None:
+    """Cap every text field of a result or pointer; cut content sets ``truncated``."""
+    for name, limit in FIELD_LIMITS.items():
+        value = item.get(name)
+        if isinstance(value, str):
+            item[name], was_cut = cut(value, limit)
+            if was_cut and name == "content":
+                item["truncated"] = True
+    for sub in POINTER_LISTS:
+        for pointer in item.get(sub) or ():
+            bound_fields(pointer)
+
+
+# --- the ladder: each rung cuts one result (and its pointers) in place ---------------------
+
+
+def _pointers(item: dict) -> list[dict]:
+    return [*item.get("related", ()), *item.get("neighbors", ())]
+
+
+def _shorten(holder: dict, keep: int, excess: int) -> None:
+    """Cut ``holder``'s content towards ``keep`` characters, no more than ``excess`` asks."""
+    content = holder.get("content")
+    if not content:
+        return
+    text = content[: -len(MARKER)] if content.endswith(MARKER) else content
+    if len(text) <= keep and not (keep == 0 and text):
+        return
+    new_len = max(keep, len(text) - max(excess, 0) - len(MARKER))
+    holder["content"] = text[:new_len].rstrip() + MARKER if new_len > 0 else ""
+    holder["truncated"] = True
+
+
+def _content_head(item: dict, excess: int) -> None:
+    _shorten(item, CONTENT_FLOOR, excess)
+    for pointer in reversed(_pointers(item)):
+        _shorten(pointer, CONTENT_FLOOR, excess)
+
+
+def _texts(holders: list[dict], limits: dict[str, int]) -> None:
+    for holder in holders:
+        for name, limit in limits.items():
+            value = holder.get(name)
+            if isinstance(value, str):
+                holder[name] = clip(value, limit)
+
+
+def _pointer_texts(item: dict, _excess: int) -> None:
+    _texts(_pointers(item), {"note": 160, "summary": 160, "title": 160})
+    _texts(item.get("links", ()), {"note": 160})
+    for pointer in _pointers(item):
+        if pointer.get("summary") and pointer.get("summary") == pointer.get("title"):
+            pointer["summary"] = ""  # the title already says it
+
+
+def _content_off(item: dict, _excess: int) -> None:
+    _shorten(item, 0, 1 << 30)
+    if item.get("steps"):
+        item["steps"], item["truncated"] = [], True
+    for pointer in _pointers(item):
+        _shorten(pointer, 0, 1 << 30)
+        if pointer.pop("steps", None):
+            pointer["truncated"] = True
+
+
+def _terse_result(item: dict, _excess: int) -> None:
+    item["useful_for"] = ""
+    _texts([item], {"summary": 160})
+
+
+def _terse_pointers(item: dict, _excess: int) -> None:
+    for pointer in _pointers(item):
+        pointer["summary"] = ""
+    _texts(_pointers(item), {"note": 100, "title": 80})
+    _texts(item.get("links", ()), {"note": 80})
+
+
+def _bare_pointers(item: dict, _excess: int) -> None:
+    _texts(_pointers(item), {"note": 48, "title": 48})
+    for link in item.get("links", ()):
+        link["note"] = ""
+
+
+def compact_form(pointer: dict, kind: str) -> str:
+    return f"{pointer['id']} {pointer['relation']} {pointer['direction']} {kind}"
+
+
+def _compact(item: dict, excess: int, report: dict) -> None:
+    """Move pointers, last first, into ``compact_pointers`` until ``excess`` is saved."""
+    saved = 0
+    for sub in ("links", "neighbors", "related"):
+        items = item.get(sub) or []
+        while items and saved < excess:
+            pointer = items.pop()
+            kind = "link" if sub == "links" else pointer.get("kind", sub)
+            short = compact_form(pointer, kind)
+            item.setdefault(COMPACT, []).insert(0, short)
+            saved += _chars(pointer) - _chars(short)
+            report["pointers_compacted"] += 1
+
+
+def _bare_result(item: dict, _excess: int) -> None:
+    item["summary"] = ""
+    _texts([item], {"title": 60})
+
+
+RUNGS: list[Callable[..., None]] = [
+    _content_head,
+    _pointer_texts,
+    _content_off,
+    _terse_result,
+    _terse_pointers,
+    _bare_pointers,
+    _compact,
+    _bare_result,
+]
+
+
+def pointer_count(item: dict) -> int:
+    return sum(len(item.get(sub) or ()) for sub in (*POINTER_LISTS, COMPACT))
+
+
+def fit_budget(body: dict, budget: int) -> dict:
+    """Cut ``body`` in place until it fits ``budget`` tokens (the ladder above). Returns the
+    figures for ``stats``. Each result is serialised once per rung that touches it."""
+    report = {"contents_cut": 0, "results_cut": 0, "pointers_compacted": 0, "dropped_pointers": 0}
+    results = body["results"]
+    limit = budget * CHARS_PER_TOKEN
+    size = _chars(body)
+    bodies = [(item.get("content"), item.get("steps")) for item in results]
+    for rung in RUNGS:
+        for item in reversed(results):
+            if size <= limit:
+                break
+            before = _chars(item)
+            if rung is _compact:
+                rung(item, size - limit, report)
+            else:
+                rung(item, size - limit)
+            size += _chars(item) - before
+    report["contents_cut"] = sum(
+        1
+        for item, was in zip(results, bodies, strict=True)
+        if (item["content"], item["steps"]) != was
+    )
+    size = _chars(body)
+    if size > limit:
+        _drop_ids(body, limit, report)
+    _fit_query(body, limit)
+    return report
+
+
+def _drop_ids(body: dict, limit: int, report: dict) -> None:
+    """Ids alone do not fit. Whole results go from the last while the results would not fit
+    even without any compact pointer; then compact pointers go from the last result up."""
+    results = body["results"]
+    size = _chars(body)
+    compact = sum(_chars(item.get(COMPACT) or []) - 2 for item in results)
+    while results and size - compact > limit:
+        item = results.pop()
+        size = _chars(body)
+        compact -= _chars(item.get(COMPACT) or []) - 2
+        report["dropped_pointers"] += pointer_count(item)
+        report["results_cut"] += 1
+    for item in reversed(results):
+        short = item.get(COMPACT)
+        while short and size > limit:
+            before = _chars(short)
+            short.pop()
+            size -= before - _chars(short)
+            report["dropped_pointers"] += 1
+        if short == []:
+            del item[COMPACT]
+            size -= len(f',"{COMPACT}":[]')
+
+
+def _fit_query(body: dict, limit: int) -> None:
+    """Last resort (no result left, a very long question): shorten the echoed query."""
+    for _ in range(8):
+        excess = _chars(body) - limit
+        if excess <= 0:
+            return
+        body["query"] = clip(body["query"], max(0, len(body["query"]) - excess - 1))
