@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import signal
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 
 from kb.models import Entry, EntryEmbedding, EntryKind, Job, Operation
 from kb.services.embedding import _source_hash, dimension_texts, get_embedder
@@ -53,6 +54,32 @@ def _writing_backends() -> int:
             "AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL"
         )
         return cursor.fetchone()[0]
+
+
+def _lock_waiters() -> int:
+    """Sessions of other processes on this database waiting for a lock."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0]
+
+
+@contextmanager
+def entry_history_held():
+    """Hold a lock that the import's history rows wait for, from a connection of its own: the
+    import's write transaction stays open (having written) until the block ends, so the kill
+    lands inside it however fast the box is."""
+    holder = connections.create_connection("default")
+    try:
+        holder.set_autocommit(False)
+        with holder.cursor() as cursor:
+            cursor.execute("LOCK TABLE kb_historicalentry IN SHARE MODE")
+        yield
+    finally:
+        holder.rollback()
+        holder.close()
 
 
 def test_sigkill_mid_embedding_batch_loses_nothing(fault_queue, bank, settings):
@@ -107,7 +134,7 @@ def test_sigkill_mid_embedding_batch_loses_nothing(fault_queue, bank, settings):
         assert stored[entry.pk] == _source_hash(embedder.name, dimension_texts(entry))
 
 
-LINES = 20_000  # large enough that the COPY path is still writing when the worker is killed
+LINES = 5_000  # COPY-sized: the import takes its set-wise path
 
 
 def test_sigkill_mid_import_leaves_nothing_and_the_job_reruns_once(fault_queue, bank, client_rw):
@@ -123,14 +150,16 @@ def test_sigkill_mid_import_leaves_nothing_and_the_job_reruns_once(fault_queue, 
     )
     assert response.status_code == 202, response.content
     job = Job.objects.get(public_id=response.json()["job"])
-    first = start_worker(env, fault_queue, log=LOG)
-    second = None
+    first = second = None
     try:
-        assert wait_for(_writing_backends, timeout=180, interval=0.02), "import never wrote"
-        time.sleep(0.3)  # well inside the import's write transaction
-        assert _writing_backends(), "the import finished before the kill"
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+        with entry_history_held():
+            first = start_worker(env, fault_queue, log=LOG)
+            assert wait_for(
+                lambda: _writing_backends() and _lock_waiters(), timeout=180, interval=0.02
+            ), "the import never wrote"
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=10)
+        # Released, the orphaned session finds its client gone and rolls back.
         assert wait_for(lambda: _writing_backends() == 0, timeout=30)
         job.refresh_from_db()
         assert job.status == "running" and job.attempts == 1
@@ -144,7 +173,8 @@ def test_sigkill_mid_import_leaves_nothing_and_the_job_reruns_once(fault_queue, 
             lambda: Job.objects.get(pk=job.pk).status in ("succeeded", "failed"), timeout=240
         ), "the redelivered import never finished"
     finally:
-        stop(first, signal.SIGKILL)
+        if first is not None:
+            stop(first, signal.SIGKILL)
         if second is not None:
             stop(second)
     job.refresh_from_db()
