@@ -93,7 +93,7 @@ def label(sql: str) -> str:
     if "kb_tokenratewindow" in s:
         return "token + bank + rate count" if "kb_bank" in s else "rate-limit count"
     if "kb_agenttoken_banks" in s:
-        return "token holds the bank"
+        return "token + its bank" if '"kb_agenttoken"."token_hash"' in s else "token holds bank"
     for word in ("kb_agenttoken", "kb_bank", "kb_entry"):
         if f'FROM "{word}"' in s or f'UPDATE "{word}"' in s or f"FROM {word}" in s:
             return f"{s.split()[0]} {word}"
@@ -105,7 +105,14 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=120)
     parser.add_argument("--bank", default="", help="Measure an existing bank as it is.")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=int(os.environ.get("KB_TORCH_THREADS") or 1),
+        help="Threads of the model (default 1, as config/gunicorn.conf.py gives each web process).",
+    )
     args = parser.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.torch_threads)  # before torch is imported
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
@@ -137,6 +144,8 @@ def main() -> None:
         texts[args.queries : 2 * args.queries],
         texts[-10:],
     )
+    # A long question (about 250 word pieces; the model reads at most 256).
+    long_texts = [" ".join(model_texts[i : i + 12]) for i in range(0, 12 * 10, 12)]
     connection.ensure_connection()
     register_vector(connection.connection)
     kind_id = EntryKind.objects.get(bank=None, name="fact").pk
@@ -185,6 +194,11 @@ def main() -> None:
         started = time.perf_counter()
         embedder.embed([text])
         embed_s.append(time.perf_counter() - started)
+    long_s = []
+    for text in long_texts:
+        started = time.perf_counter()
+        embedder.embed([text])
+        long_s.append(time.perf_counter() - started)
     new_s, per_statement, statements, _ = run(questions)
     repeat_s, _, _, repeat_sql = run(questions[: max(1, args.queries // 2)])
     try:
@@ -209,6 +223,7 @@ def main() -> None:
         (f"new question (embedding computed), {len(new_s)}", new_s),
         (f"repeated question (embedding cached), {len(repeat_s)}", repeat_s),
         (f"the model alone (embed one new text), {len(embed_s)}", embed_s),
+        (f"the model alone, a ~250-word-piece question, {len(long_s)}", long_s),
     ):
         p50, p95 = percentiles(s)
         print(f"| {name} | {p50:.1f} | {p95:.1f} |")
