@@ -138,14 +138,11 @@ def main() -> None:
         settings.KB_RATE_LIMIT_PER_MINUTE = 10**9
     rng = np.random.default_rng(9)
     base, _ = bank_vectors.real_vectors(4000, 200)
-    texts = bank_vectors.descriptions(4000 + 200 + 2 * args.queries + 10)[4200:]
-    questions, model_texts, warm = (
-        texts[: args.queries],
-        texts[args.queries : 2 * args.queries],
-        texts[-10:],
-    )
-    # A long question (about 250 word pieces; the model reads at most 256).
-    long_texts = [" ".join(model_texts[i : i + 12]) for i in range(0, 12 * 10, 12)]
+    q = args.queries
+    texts = bank_vectors.descriptions(4000 + 200 + 2 * q + 120 + 10)[4200:]
+    questions, model_texts, warm = texts[:q], texts[q : 2 * q], texts[-10:]
+    # Long questions (about 250 word pieces each; the model reads at most 256).
+    long_texts = [" ".join(texts[2 * q + i : 2 * q + i + 12]) for i in range(0, 120, 12)]
     connection.ensure_connection()
     register_vector(connection.connection)
     kind_id = EntryKind.objects.get(bank=None, name="fact").pk
