@@ -144,12 +144,13 @@ def timings(cursor, sql: str, queries: np.ndarray) -> tuple[list[float], list[li
     return seconds, hits
 
 
-def interleaved(cursor, sqls: list[str], queries: np.ndarray):
-    """``timings`` of several statements, query by query in turn (each query through every
-    path before the next), so a busy machine's swings fall on all paths alike."""
-    out = [([], []) for _ in sqls]
+def interleaved(cursor, paths: list[tuple[str, int]], queries: np.ndarray):
+    """``timings`` of several (statement, ef_search) paths, query by query in turn (each query
+    through every path before the next), so a busy machine's swings fall on all alike."""
+    out = [([], []) for _ in paths]
     for q in queries:
-        for i, sql in enumerate(sqls):
+        for i, (sql, ef) in enumerate(paths):
+            cursor.execute(f"SET hnsw.ef_search = {int(ef)}")  # not timed
             seconds, hits = timings(cursor, sql, q[None, :])
             out[i][0].extend(seconds)
             out[i][1].extend(hits)
@@ -169,6 +170,12 @@ def main() -> None:
     parser.add_argument("--real", type=int, default=4000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--noise", type=float, default=0.02)
+    parser.add_argument(
+        "--old-ef",
+        default="100,400",
+        help="hnsw.ef_search values for the old shared-index path (comma-separated): the old"
+        " path's recall falls with the bank's share of the index, a larger ef buys it back.",
+    )
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -237,11 +244,13 @@ def main() -> None:
         plan = " ".join(r[0] for r in cursor.fetchall())
         cursor.execute("EXPLAIN " + old, probe)
         old_plan = " ".join(r[0] for r in cursor.fetchall())
-        for sql in (own, alone, old):
-            timings(cursor, sql, queries[:10])  # warm-up
-        (s_own, h_own), (s_alone, h_alone), (s_old, h_old), (s_exact, h_exact) = interleaved(
-            cursor, [own, alone, old, exact], queries
-        )
+        ef = int(ef_search)
+        old_efs = [int(x) for x in args.old_ef.split(",") if x.strip()]
+        paths = [(own, ef), (alone, ef), *((old, e) for e in old_efs), (exact, ef)]
+        interleaved(cursor, paths, queries[:10])  # warm-up
+        measured = interleaved(cursor, paths, queries)
+        cursor.execute(f"SET hnsw.ef_search = {ef}")
+    (s_own, h_own), (s_alone, h_alone), *olds, (s_exact, h_exact) = measured
     print(f"\nMachine: {search_bench.machine()}; load average {os.getloadavg()[0]:.2f}")
     print(f"hnsw.iterative_scan = {iterative}, hnsw.ef_search = {ef_search}")
     print(
@@ -255,11 +264,17 @@ def main() -> None:
         f"| search (one bank of {args.banks} × {args.per_bank:,}) | p50 / p95 / mean (ms) | recall@10 vs exact |"
     )
     print("|---|---|---|")
-    rows = (
-        (f"old: one HNSW index over all {args.banks} banks, bank_id filter", s_old, h_old),
+    rows = [
+        *(
+            (
+                f"old: one HNSW index over all {args.banks} banks, bank_id filter, ef_search {e}",
+                *olds[i],
+            )
+            for i, e in enumerate(old_efs)
+        ),
         (f"new: the bank's own partial HNSW, {args.banks} banks in the table", s_own, h_own),
         ("same bank alone (own table, HNSW)", s_alone, h_alone),
-    )
+    ]
     for name, seconds, hits in rows:
         print(
             f"| {name} | {search_bench.fmt(search_bench.stats(seconds))} | {recall(hits, h_exact):.3f} |"
