@@ -1,6 +1,8 @@
 """Per-bank vector search (issue 12 item 3): one bank among five in one table, searched through
-its own partial HNSW index, against the same bank alone in a table of its own; recall@10 of
-both against exact search.
+its own partial HNSW index, against the same bank alone in a table of its own, and against the
+old path — one HNSW index shared by all five banks' rows, the query filtered by ``bank_id``
+with pgvector's iterative scan (``hnsw.iterative_scan = relaxed_order``, ``ef_search`` 100, as
+the app's connections set them); recall@10 of each against exact search.
 
 Vectors are real MiniLM embeddings of Debian package descriptions (the apt lists on this
 machine): ``--real`` descriptions are embedded once (cached in ``bench/.cache``), then each of
@@ -10,6 +12,10 @@ long. Queries are embeddings of other, held-out descriptions. Only the content d
 filled (one index per bank to build); the search statement is the app's vector arm.
 
     .venv/bin/python bench/bank_vectors.py [--per-bank 50000] [--real 4000] [--queries 200]
+
+The old path's table (``bench_banks_shared``: the five banks' rows with one plain HNSW index)
+and the alone table are rebuilt when ``--per-bank`` changes; ``--per-bank 20000`` fits a busy
+machine (the shared index then holds 100,000 vectors).
 """
 
 from __future__ import annotations
@@ -102,6 +108,30 @@ def load(cursor, bank, vectors: np.ndarray, kind_id: int) -> None:
             copy.write_row((entry_id, bank.pk, c, None, None, "minilm-perturbed", "", now))
 
 
+def copy_table(cursor, table: str, bank_ids: list[int], rows: int) -> None:
+    """``table``: the rows of ``bank_ids`` with one plain HNSW index, (re)built unless it
+    already holds ``rows`` rows (no bank_id index: the old path reached a bank's rows through
+    the shared HNSW index, filtered)."""
+    cursor.execute("SELECT to_regclass(%s)", [table])
+    if cursor.fetchone()[0] is not None:
+        cursor.execute(f"SELECT count(*) FROM {table}")
+        if cursor.fetchone()[0] == rows:
+            return
+        cursor.execute(f"DROP TABLE {table}")
+    started = time.perf_counter()
+    cursor.execute(
+        f"CREATE TABLE {table} AS SELECT entry_id, bank_id, content FROM kb_entryembedding"
+        " WHERE bank_id = ANY(%s)",
+        [bank_ids],
+    )
+    cursor.execute(
+        f"CREATE INDEX ON {table} USING hnsw (content vector_cosine_ops)"
+        " WITH (m = 16, ef_construction = 64)"
+    )
+    cursor.execute(f"ANALYZE {table}")
+    print(f"built {table} ({rows:,} rows) in {time.perf_counter() - started:.1f}s", flush=True)
+
+
 def timings(cursor, sql: str, queries: np.ndarray) -> tuple[list[float], list[list[int]]]:
     seconds, hits = [], []
     for q in queries:
@@ -112,6 +142,19 @@ def timings(cursor, sql: str, queries: np.ndarray) -> tuple[list[float], list[li
         seconds.append(time.perf_counter() - started)
         hits.append(rows)
     return seconds, hits
+
+
+def interleaved(cursor, paths: list[tuple[str, int]], queries: np.ndarray):
+    """``timings`` of several (statement, ef_search) paths, query by query in turn (each query
+    through every path before the next), so a busy machine's swings fall on all alike."""
+    out = [([], []) for _ in paths]
+    for q in queries:
+        for i, (sql, ef) in enumerate(paths):
+            cursor.execute(f"SET hnsw.ef_search = {int(ef)}")  # not timed
+            seconds, hits = timings(cursor, sql, q[None, :])
+            out[i][0].extend(seconds)
+            out[i][1].extend(hits)
+    return out
 
 
 def recall(approx: list[list[int]], exact: list[list[int]]) -> float:
@@ -127,6 +170,12 @@ def main() -> None:
     parser.add_argument("--real", type=int, default=4000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--noise", type=float, default=0.02)
+    parser.add_argument(
+        "--old-ef",
+        default="100,400",
+        help="hnsw.ef_search values for the old shared-index path (comma-separated): the old"
+        " path's recall falls with the bank's share of the index, a larger ef buys it back.",
+    )
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -176,46 +225,60 @@ def main() -> None:
                     f" WHERE bank_id = {target.pk}"
                 )
             print(f"built the bank's own index in {time.perf_counter() - started:.1f}s", flush=True)
-        # The same bank alone: its rows in a table of their own with a plain HNSW index.
-        cursor.execute("SELECT to_regclass('bench_bank_alone')")
-        if cursor.fetchone()[0] is None:
-            started = time.perf_counter()
-            cursor.execute(
-                "CREATE TABLE bench_bank_alone AS SELECT entry_id, bank_id, content"
-                " FROM kb_entryembedding WHERE bank_id = %s",
-                [target.pk],
-            )
-            cursor.execute(
-                "CREATE INDEX ON bench_bank_alone USING hnsw (content vector_cosine_ops)"
-                " WITH (m = 16, ef_construction = 64)"
-            )
-            cursor.execute("ANALYZE bench_bank_alone")
-            print(f"built the alone table in {time.perf_counter() - started:.1f}s", flush=True)
+        # The same bank alone: its rows in a table of their own with a plain HNSW index; and
+        # the old path: all the banks' rows under one HNSW index, filtered by bank_id.
+        ids = [b.pk for b in banks]
+        copy_table(cursor, "bench_bank_alone", [target.pk], args.per_bank)
+        copy_table(cursor, "bench_banks_shared", ids, args.per_bank * args.banks)
         cursor.execute("RESET maintenance_work_mem")
-        shared = ARM.format(table="kb_entryembedding", bank=target.pk)
+        cursor.execute("SHOW hnsw.iterative_scan")
+        iterative = cursor.fetchone()[0]
+        cursor.execute("SHOW hnsw.ef_search")
+        ef_search = cursor.fetchone()[0]
+        own = ARM.format(table="kb_entryembedding", bank=target.pk)
         alone = ARM.format(table="bench_bank_alone", bank=target.pk)
+        old = ARM.format(table="bench_banks_shared", bank=target.pk)
         exact = EXACT.format(table="kb_entryembedding", bank=target.pk)
-        cursor.execute("EXPLAIN " + shared, ["[" + ",".join(["0.05"] * len(queries[0])) + "]"])
+        probe = ["[" + ",".join(["0.05"] * len(queries[0])) + "]"]
+        cursor.execute("EXPLAIN " + own, probe)
         plan = " ".join(r[0] for r in cursor.fetchall())
-        timings(cursor, shared, queries[:10])  # warm-up
-        timings(cursor, alone, queries[:10])
-        s_shared, h_shared = timings(cursor, shared, queries)
-        s_alone, h_alone = timings(cursor, alone, queries)
-        s_exact, h_exact = timings(cursor, exact, queries)
-    print(f"\nMachine: {search_bench.machine()} (shared with other engineers' jobs)\n")
+        cursor.execute("EXPLAIN " + old, probe)
+        old_plan = " ".join(r[0] for r in cursor.fetchall())
+        ef = int(ef_search)
+        old_efs = [int(x) for x in args.old_ef.split(",") if x.strip()]
+        paths = [(own, ef), (alone, ef), *((old, e) for e in old_efs), (exact, ef)]
+        interleaved(cursor, paths, queries[:10])  # warm-up
+        measured = interleaved(cursor, paths, queries)
+        cursor.execute(f"SET hnsw.ef_search = {ef}")
+    (s_own, h_own), (s_alone, h_alone), *olds, (s_exact, h_exact) = measured
+    print(f"\nMachine: {search_bench.machine()}; load average {os.getloadavg()[0]:.2f}")
+    print(f"hnsw.iterative_scan = {iterative}, hnsw.ef_search = {ef_search}")
     print(
         f"plan of the bank's query uses its own index: {f'kb_emb_content_bank_{target.pk}' in plan}"
+    )
+    print(
+        "plan of the old path uses the shared HNSW index:"
+        f" {'Index Scan using bench_banks_shared' in old_plan}\n"
     )
     print(
         f"| search (one bank of {args.banks} × {args.per_bank:,}) | p50 / p95 / mean (ms) | recall@10 vs exact |"
     )
     print("|---|---|---|")
-    print(
-        f"| own partial HNSW, 5 banks in the table | {search_bench.fmt(search_bench.stats(s_shared))} | {recall(h_shared, h_exact):.3f} |"
-    )
-    print(
-        f"| same bank alone (own table, HNSW) | {search_bench.fmt(search_bench.stats(s_alone))} | {recall(h_alone, h_exact):.3f} |"
-    )
+    rows = [
+        *(
+            (
+                f"old: one HNSW index over all {args.banks} banks, bank_id filter, ef_search {e}",
+                *olds[i],
+            )
+            for i, e in enumerate(old_efs)
+        ),
+        (f"new: the bank's own partial HNSW, {args.banks} banks in the table", s_own, h_own),
+        ("same bank alone (own table, HNSW)", s_alone, h_alone),
+    ]
+    for name, seconds, hits in rows:
+        print(
+            f"| {name} | {search_bench.fmt(search_bench.stats(seconds))} | {recall(hits, h_exact):.3f} |"
+        )
     print(
         f"| exact scan of the bank's rows | {search_bench.fmt(search_bench.stats(s_exact))} | 1.000 |"
     )

@@ -1,15 +1,23 @@
-"""End-to-end ``POST /api/v1/banks/{bank}/query`` (issue 12 item 4): token check, query
-embedding (real MiniLM), search, fold, usage and the query log, through the whole Django/DRF
-stack in-process (APIClient, no socket), at 100k entries with fold on. Prints p50/p95 for new
-questions (embedding computed) and repeated ones (embedding cache), and where the time goes
-per SQL statement.
+"""End-to-end ``POST /api/v1/banks/{bank}/query`` (issue 12 item 4): token check, rate-limit
+count, query embedding (real MiniLM), search, fold, usage and the query log, through the whole
+Django/DRF stack in-process (middleware, authentication, throttling, parsing, JSON rendering;
+APIClient, no socket), fold on. Prints p50/p95 for new questions (embedding computed) and
+repeated ones (embedding cache), the model's cost alone on the same kind of text, and where
+the time goes per SQL statement.
 
-The bank: 100k entries whose content vectors are real MiniLM embeddings of Debian package
-descriptions replicated with noise (see bench/bank_vectors.py; the other two dimensions are
-left empty so only one 100k index has to be built on this box), three edges per entry, and
-the bank's own HNSW indexes (built by the same service the job runs, once).
+The bank (``bench-e2e-<size>``, reused when already loaded, so a rerun takes minutes): ``--size``
+entries whose content vectors are real MiniLM embeddings of Debian package descriptions
+replicated with noise (see bench/bank_vectors.py; the other two dimensions are left empty so
+one index per bank has to be built), about three current edges per entry (40% with notes), and
+the bank's own HNSW indexes when the app would build them (``KB_BANK_VECTOR_INDEX_AT``; smaller
+banks are scanned exactly, as in the app). ``--bank SLUG`` measures an existing bank as it is
+(e.g. ``bench-search-100000`` of bench/search.py and bench/fold.py). The questions are other
+Debian descriptions, never seen by the cache before.
 
-    .venv/bin/python bench/query_e2e.py [--size 100000] [--queries 120]
+To compare with older code, run this file from an export of that commit against the same
+database (``DATABASE_URL``); the bank is reused.
+
+    .venv/bin/python bench/query_e2e.py [--size 100000] [--queries 120] [--bank SLUG]
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ sys.path.insert(0, str(HERE))
 
 def load(cursor, bank, base: np.ndarray, n: int, kind_id: int, rng) -> None:
     import bank_vectors
+    import fold as fold_bench
     import search as search_bench
     from django.utils import timezone
 
@@ -42,22 +51,9 @@ def load(cursor, bank, base: np.ndarray, n: int, kind_id: int, rng) -> None:
     tail = ("live", now, [], [], True, "", "", now, now, "", 0, "bench")
     with cursor.copy(f"COPY kb_entry ({search_bench.ENTRY_COLUMNS}) FROM STDIN") as copy:
         for i in range(n):
-            short = f"{(i * 2654435761 + 777) % 2**32:08x}"
-            copy.write_row(
-                (
-                    bank.pk,
-                    kind_id,
-                    short,
-                    titles[i].capitalize(),
-                    contents[i],
-                    "",
-                    "",
-                    [],
-                    [],
-                    "{}",
-                    *tail,
-                )
-            )
+            short = f"{(i * 2654435761 + 777 + bank.pk * 7919) % 2**32:08x}"
+            row = (bank.pk, kind_id, short, titles[i].capitalize(), contents[i], "", "")
+            copy.write_row((*row, [], [], "{}", *tail))
     cursor.execute("SELECT id FROM kb_entry WHERE bank_id = %s ORDER BY id", [bank.pk])
     ids = [row[0] for row in cursor.fetchall()]
     content = bank_vectors.bank_vectors(base, n, 0.02, 1)
@@ -67,102 +63,24 @@ def load(cursor, bank, base: np.ndarray, n: int, kind_id: int, rng) -> None:
         )
         for i, entry_id in enumerate(ids):
             copy.write_row((entry_id, bank.pk, content[i], None, None, "minilm-perturbed", "", now))
-    import fold as fold_bench
-
     pairs = list(zip(rng.choice(ids, 3 * n).tolist(), rng.choice(ids, 3 * n).tolist(), strict=True))
     fold_bench.copy_edges(cursor, bank, pairs, rng)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=120)
-    parser.add_argument(
-        "--bank", default="", help="Measure an existing bank as it is (no load, no edges added)."
-    )
-    args = parser.parse_args()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-    import bank_vectors
-    import search as search_bench
-    from django.db import connection, transaction
-    from django.test.utils import CaptureQueriesContext
-    from pgvector.psycopg import register_vector
-    from rest_framework.test import APIClient
-
-    from kb.models import Bank, EntryKind
-    from kb.services.tokens import create_token
-    from kb.services.vector_index import ensure_bank_vector_indexes
-
-    rng = np.random.default_rng(9)
-    base, _ = bank_vectors.real_vectors(4000, 200)
-    questions = bank_vectors.descriptions(4000 + 200 + args.queries)[-args.queries :]
-    connection.ensure_connection()
-    register_vector(connection.connection)
-    kind_id = EntryKind.objects.get(bank=None, name="fact").pk
-    if args.bank:
-        bank = Bank.objects.get(slug=args.bank)
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM kb_entryembedding WHERE bank_id = %s", [bank.pk])
-            args.size = cursor.fetchone()[0]
-    else:
-        bank = Bank.objects.get_or_create(slug="bench-e2e", defaults={"name": "E2E query bench"})[0]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM kb_entryembedding WHERE bank_id = %s", [bank.pk])
-        if not args.bank and cursor.fetchone()[0] != args.size:
-            started = time.perf_counter()
-            with transaction.atomic():
-                load(cursor, bank, base, args.size, kind_id, rng)
-            cursor.execute("VACUUM ANALYZE kb_entry, kb_entryembedding, graph_edge")
-            print(f"loaded in {time.perf_counter() - started:.1f}s", flush=True)
-        cursor.execute("SET maintenance_work_mem = '512MB'")
-    report = ensure_bank_vector_indexes(bank, force=True, concurrently=False)
-    if report.created:
-        print(f"built {report.created} in {report.seconds:.1f}s", flush=True)
-    _, raw = create_token("bench-e2e", [bank], "read")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    url = f"/api/v1/banks/{bank.slug}/query"
-
-    def run(texts):
-        seconds, per_statement = [], defaultdict(list)
-        for text in texts:
-            with CaptureQueriesContext(connection) as ctx:
-                started = time.perf_counter()
-                response = client.post(url, {"query": text}, format="json")
-                seconds.append(time.perf_counter() - started)
-            assert response.status_code == 200, response.content[:300]
-            for q in ctx.captured_queries:
-                per_statement[_label(q["sql"])].append(float(q["time"]))
-        return seconds, per_statement, len(ctx.captured_queries)
-
-    run(questions[:5])  # warm-up: model load, connections
-    new_s, per_statement, statements = run(questions)
-    repeat_s, _, _ = run(questions[: args.queries // 2])
-    print(f"\nMachine: {search_bench.machine()} (shared with other engineers' jobs)")
-    print(
-        f"Bank: {args.size:,} entries, fold on (pool 20, limit 8, neighbors 3); {statements} statements per query\n"
-    )
-    print("| POST /query | p50 (ms) | p95 (ms) |")
-    print("|---|---|---|")
-    for label, s in (
-        ("new question (embedding computed)", new_s),
-        ("repeated question (embedding cached)", repeat_s),
-    ):
-        ms = np.array(s) * 1000
-        print(f"| {label} | {np.percentile(ms, 50):.1f} | {np.percentile(ms, 95):.1f} |")
-    print("\n| statement | count/query | p50 (ms) | p95 (ms) |")
-    print("|---|---|---|---|")
-    for label, times in sorted(per_statement.items(), key=lambda kv: -np.percentile(kv[1], 50)):
-        ms = np.array(times) * 1000
-        print(
-            f"| {label} | {len(times) / len(new_s):.1f} | {np.percentile(ms, 50):.2f} | {np.percentile(ms, 95):.2f} |"
-        )
+def counts(cursor, bank_id: int) -> tuple[int, int, int]:
+    out = []
+    for table in ("kb_entry", "kb_entryembedding", "graph_edge"):
+        cursor.execute(f"SELECT count(*) FROM {table} WHERE bank_id = %s", [bank_id])
+        out.append(cursor.fetchone()[0])
+    return tuple(out)
 
 
-def _label(sql: str) -> str:
+def percentiles(seconds) -> tuple[float, float]:
+    ms = np.array(seconds) * 1000
+    return float(np.percentile(ms, 50)), float(np.percentile(ms, 95))
+
+
+def label(sql: str) -> str:
     s = " ".join(sql.split())
     if "WITH vc AS" in s:
         return "search (rank_candidates)"
@@ -170,10 +88,151 @@ def _label(sql: str) -> str:
         return "fold: neighbours"
     if "FROM graph_edge ed JOIN graph_edgetype" in s:
         return "fold: edges among the pool"
-    for word in ("kb_agenttoken", "kb_bank", "kb_entry", "graph_querylog"):
-        if word in s:
+    if "graph_querylog" in s:
+        return "usage + query log" if "UPDATE" in s else f"{s.split()[0]} graph_querylog"
+    if "kb_tokenratewindow" in s:
+        return "token + bank + rate count" if "kb_bank" in s else "rate-limit count"
+    if "kb_agenttoken_banks" in s:
+        return "token + its bank" if '"kb_agenttoken"."token_hash"' in s else "token holds bank"
+    for word in ("kb_agenttoken", "kb_bank", "kb_entry"):
+        if f'FROM "{word}"' in s or f'UPDATE "{word}"' in s or f"FROM {word}" in s:
             return f"{s.split()[0]} {word}"
-    return s[:40]
+    return s[:48]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=120)
+    parser.add_argument("--bank", default="", help="Measure an existing bank as it is.")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=int(os.environ.get("KB_TORCH_THREADS") or 1),
+        help="Threads of the model (default 1, as config/gunicorn.conf.py gives each web process).",
+    )
+    args = parser.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.torch_threads)  # before torch is imported
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    import logging
+
+    logging.getLogger("config.serving.request").setLevel(logging.WARNING)  # one line a request
+    import bank_vectors
+    import search as search_bench
+    from django.conf import settings
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+    from pgvector.psycopg import register_vector
+    from rest_framework.test import APIClient
+
+    from kb.models import Bank, EntryKind
+    from kb.services.embedding import get_embedder
+    from kb.services.tokens import create_token
+    from kb.services.vector_index import ensure_bank_vector_indexes
+
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    if settings.KB_RATE_LIMIT_PER_MINUTE:  # still counted (one statement), never refused here
+        settings.KB_RATE_LIMIT_PER_MINUTE = 10**9
+    rng = np.random.default_rng(9)
+    base, _ = bank_vectors.real_vectors(4000, 200)
+    q = args.queries
+    texts = bank_vectors.descriptions(4000 + 200 + 2 * q + 120 + 10)[4200:]
+    questions, model_texts, warm = texts[:q], texts[q : 2 * q], texts[-10:]
+    # Long questions (about 250 word pieces each; the model reads at most 256).
+    long_texts = [" ".join(texts[2 * q + i : 2 * q + i + 12]) for i in range(0, 120, 12)]
+    connection.ensure_connection()
+    register_vector(connection.connection)
+    kind_id = EntryKind.objects.get(bank=None, name="fact").pk
+    if args.bank:
+        bank = Bank.objects.get(slug=args.bank)
+    else:
+        bank = Bank.objects.get_or_create(
+            slug=f"bench-e2e-{args.size}", defaults={"name": f"E2E query bench {args.size:,}"}
+        )[0]
+    with connection.cursor() as cursor:
+        entries, vectors, edges = counts(cursor, bank.pk)
+        if not args.bank and (entries, vectors) != (args.size, args.size):
+            started = time.perf_counter()
+            with transaction.atomic():
+                load(cursor, bank, base, args.size, kind_id, rng)
+            cursor.execute("VACUUM ANALYZE kb_entry, kb_entryembedding, graph_edge")
+            print(f"loaded in {time.perf_counter() - started:.1f}s", flush=True)
+            entries, vectors, edges = counts(cursor, bank.pk)
+        cursor.execute("SET maintenance_work_mem = '512MB'")
+    report = ensure_bank_vector_indexes(bank, concurrently=False)
+    if report.created:
+        print(f"built {', '.join(report.created)} in {report.seconds:.1f}s", flush=True)
+    _, raw = create_token("bench-e2e", [bank], "read")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    url = f"/api/v1/banks/{bank.slug}/query"
+
+    def run(batch):
+        seconds, per_statement, statements, sql = [], defaultdict(list), [], []
+        for text in batch:
+            with CaptureQueriesContext(connection) as ctx:
+                started = time.perf_counter()
+                response = client.post(url, {"query": text}, format="json")
+                seconds.append(time.perf_counter() - started)
+            assert response.status_code == 200, response.content[:300]
+            statements.append(len(ctx.captured_queries))
+            sql.append(sum(float(q["time"]) for q in ctx.captured_queries))
+            for q in ctx.captured_queries:
+                per_statement[label(q["sql"])].append(float(q["time"]))
+        return seconds, per_statement, statements, sql
+
+    run(warm)  # model load, connection, first plans
+    embedder = get_embedder()
+    embed_s = []
+    for text in model_texts:  # the model alone, on texts the cache has not seen
+        started = time.perf_counter()
+        embedder.embed([text])
+        embed_s.append(time.perf_counter() - started)
+    long_s = []
+    for text in long_texts:
+        started = time.perf_counter()
+        embedder.embed([text])
+        long_s.append(time.perf_counter() - started)
+    new_s, per_statement, statements, _ = run(questions)
+    repeat_s, _, _, repeat_sql = run(questions[: max(1, args.queries // 2)])
+    try:
+        import torch
+
+        threads = f"torch threads {torch.get_num_threads()}"
+    except ImportError:  # pragma: no cover - the model needs torch
+        threads = "no torch"
+    print(f"\nMachine: {search_bench.machine()}; load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"Bank {bank.slug}: {entries:,} entries, {vectors:,} vectors, {edges:,} edges;"
+        f" own HNSW indexes: {', '.join(report.present + report.created) or 'none (exact scan)'}"
+    )
+    print(
+        f"fold on (pool 20, limit 8, neighbours 3); statements per query: "
+        f"{min(statements)}–{max(statements)} (median {int(np.median(statements))});"
+        f" embedder {embedder.name}, {threads}\n"
+    )
+    print("| POST /query | p50 (ms) | p95 (ms) |")
+    print("|---|---|---|")
+    for name, s in (
+        (f"new question (embedding computed), {len(new_s)}", new_s),
+        (f"repeated question (embedding cached), {len(repeat_s)}", repeat_s),
+        (f"the model alone (embed one new text), {len(embed_s)}", embed_s),
+        (f"the model alone, a ~250-word-piece question, {len(long_s)}", long_s),
+    ):
+        p50, p95 = percentiles(s)
+        print(f"| {name} | {p50:.1f} | {p95:.1f} |")
+    print(
+        f"\nrepeated question: its SQL statements take p50 {percentiles(repeat_sql)[0]:.1f} ms"
+        f" of the {percentiles(repeat_s)[0]:.1f} ms"
+    )
+    print("\n| statement (new questions) | per query | p50 (ms) | p95 (ms) |")
+    print("|---|---|---|---|")
+    for name, times in sorted(per_statement.items(), key=lambda kv: -np.percentile(kv[1], 50)):
+        p50, p95 = percentiles(times)
+        print(f"| {name} | {len(times) / len(new_s):.1f} | {p50:.2f} | {p95:.2f} |")
 
 
 if __name__ == "__main__":

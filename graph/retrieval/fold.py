@@ -262,7 +262,7 @@ e AS (
         UNION ALL
         (SELECT 5, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note
            FROM graph_edge ed
-          WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id IN (SELECT id FROM sup)
+          WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id = ANY(ARRAY(SELECT id FROM sup))
             AND NOT ed.from_entry_id = ANY(%(results)s)
           ORDER BY ed.id DESC LIMIT 3)
     ) c

@@ -6,8 +6,12 @@ relations between results, confidence and size comes from what those statements 
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import asdict, dataclass
+
+from django.db import connection
+from django.utils import timezone
 
 from graph.models import QueryLog
 from graph.retrieval.answer import (
@@ -30,7 +34,7 @@ from kb.models import Bank, Entry, EntryStatus
 from kb.presenters import entry_core
 from kb.services.embedding import embed_query
 from kb.services.search import rank_candidates
-from kb.services.usage import bump_usage
+from kb.services.usage import USAGE_CTE, relaxed_commit_cte
 
 
 @dataclass
@@ -242,15 +246,45 @@ def run_query(
     returned_short = [r["id"] for r in results]
     if record:
         shown = set(returned_short)
-        bump_usage([pk for pk in returned if entries[pk].short_id in shown])
-        QueryLog.objects.create(
-            bank=bank,
-            actor=actor,
-            query=params.query,
-            params={k: v for k, v in asdict(params).items() if k != "query"},
-            result_ids=returned_short,
-            pointer_ids=[p["id"] for r in results for p in r["related"]],
-            neighbor_ids=[p["id"] for r in results for p in r["neighbors"]],
+        record_query(
+            bank,
+            actor,
+            params,
+            used=[pk for pk in returned if entries[pk].short_id in shown],
+            results=results,
             took_ms=took_ms,
         )
     return body
+
+
+_LOG_INSERT = f"""
+INSERT INTO {QueryLog._meta.db_table}
+       (bank_id, actor, query, params, result_ids, pointer_ids, neighbor_ids, took_ms, created_at)
+SELECT %(bank)s, %(actor)s, %(query)s, %(params)s::jsonb, %(result_ids)s::jsonb,
+       %(pointer_ids)s::jsonb, %(neighbor_ids)s::jsonb, %(took_ms)s, %(now)s
+  FROM relaxed
+"""
+
+
+def record_query(
+    bank: Bank, actor: str, params: QueryParams, *, used: list[int], results: list[dict], took_ms
+) -> None:
+    """What a query hands out, in one statement: usage bumped for ``used`` (the returned
+    results' entry ids, API.md step 8) and the query log row; committed without waiting for a
+    WAL flush when it runs on its own (kb.services.usage.relaxed_commit_cte)."""
+    now = timezone.now()
+    values = {
+        "bank": bank.pk,
+        "actor": actor,
+        "query": params.query,
+        "params": json.dumps({k: v for k, v in asdict(params).items() if k != "query"}),
+        "result_ids": json.dumps([r["id"] for r in results]),
+        "pointer_ids": json.dumps([p["id"] for r in results for p in r["related"]]),
+        "neighbor_ids": json.dumps([p["id"] for r in results for p in r["neighbors"]]),
+        "took_ms": took_ms,
+        "now": now,
+        "used_ids": list(used),
+        "used_at": now,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH {relaxed_commit_cte()}, {USAGE_CTE}{_LOG_INSERT}", values)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rest_framework import authentication, exceptions
 
 from kb import audit
 from kb.api.errors import ApiError
 from kb.models import AgentToken, Bank, Scope
-from kb.services.tokens import authenticate_token
+from kb.services.tokens import authenticate_token_for_bank
 
 
 def throttle_writes(token: AgentToken) -> None:
@@ -29,10 +29,18 @@ class AgentPrincipal:
     is_authenticated: bool = True
     is_staff: bool = False
     is_superuser: bool = False
+    # Banks looked up for this request by slug: the Bank if the token holds it, else None.
+    held: dict[str, Bank | None] = field(default_factory=dict)
 
     @property
     def actor(self) -> str:
         return self.token.actor
+
+    def held_bank(self, slug: str) -> Bank | None:
+        """The bank ``slug`` if the token holds it (read once per request)."""
+        if slug not in self.held:
+            self.held[slug] = self.token.banks.filter(slug=slug).first()
+        return self.held[slug]
 
     def get_username(self) -> str:
         return self.token.actor
@@ -48,10 +56,17 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         parts = header.split()
         if len(parts) != 2 or parts[0].lower() != "bearer":
             raise exceptions.AuthenticationFailed("Malformed Authorization header.")
-        token = authenticate_token(parts[1])
+        # A bank-scoped route names its bank in the URL: the statement that authenticates the
+        # token also reads that bank when the token holds it (bank_for then reads nothing).
+        kwargs = (getattr(request, "parser_context", None) or {}).get("kwargs") or {}
+        slug = kwargs.get("bank") if isinstance(kwargs.get("bank"), str) else None
+        token, bank = authenticate_token_for_bank(parts[1], slug)
         if token is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked token.")
-        return AgentPrincipal(token), token
+        principal = AgentPrincipal(token)
+        if slug:
+            principal.held[slug] = bank  # None: not held (or no such bank), already known
+        return principal, token
 
     def authenticate_header(self, request):
         return 'Bearer realm="api"'
@@ -69,10 +84,10 @@ def actor_for(request) -> str:
 def bank_for(request, slug: str, scope: str = Scope.READ) -> Bank:
     """The bank ``slug`` if the caller holds it (else 404) with ``scope`` (else 403)."""
     user = request.user
-    bank = Bank.objects.filter(slug=slug).first()
     if isinstance(user, AgentPrincipal):
         token = user.token
-        if bank is None or not token.banks.filter(pk=bank.pk).exists():
+        bank = user.held_bank(slug)
+        if bank is None:
             raise ApiError(404, "bank_not_found", f"No bank {slug!r} is available to this token.")
         if scope not in token.scopes:
             raise ApiError(
@@ -82,6 +97,7 @@ def bank_for(request, slug: str, scope: str = Scope.READ) -> Bank:
             throttle_writes(token)
         return bank
     if user is not None and getattr(user, "is_staff", False):
+        bank = Bank.objects.filter(slug=slug).first()
         if bank is None:
             raise ApiError(404, "bank_not_found", f"No bank {slug!r}.")
         return bank

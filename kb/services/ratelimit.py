@@ -2,7 +2,8 @@
 
 One ``INSERT … ON CONFLICT DO UPDATE … RETURNING`` per counted request, so the count is exact
 across any number of web processes and machines that share the database (no cache to
-configure). Two buckets: ``all`` (every request of the token, ``KB_RATE_LIMIT_PER_MINUTE``) and
+configure); it commits asynchronously (kb.services.usage.relaxed_commit_cte: a request does
+not wait for a WAL flush to be counted; a crash may forget the last instants' counts). Two buckets: ``all`` (every request of the token, ``KB_RATE_LIMIT_PER_MINUTE``) and
 ``write`` (requests that need the write or curate scope, ``KB_RATE_LIMIT_WRITES_PER_MINUTE``).
 A limit of 0 turns that bucket off.
 """
@@ -16,6 +17,7 @@ from django.conf import settings
 from django.db import connection
 
 from kb.models import TokenRateWindow
+from kb.services.usage import relaxed_commit_cte
 
 WINDOW_SECONDS = 60
 LIMIT_SETTINGS = {
@@ -47,7 +49,9 @@ def count_request(token_id: int, bucket: str, now: float | None = None) -> RateD
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            INSERT INTO {table} (token_id, bucket, window_start, count) VALUES (%s, %s, %s, 1)
+            WITH {relaxed_commit_cte()}
+            INSERT INTO {table} (token_id, bucket, window_start, count)
+            SELECT %s, %s, %s, 1 FROM relaxed
             ON CONFLICT (token_id, bucket, window_start)
             DO UPDATE SET count = {table}.count + 1
             RETURNING count

@@ -72,10 +72,14 @@ class SearchResult:
 # kb.services.vector_index once it holds KB_BANK_VECTOR_INDEX_AT vectors); the statement names
 # the bank as a literal so the planner uses them. A bank without one is scanned exactly (its
 # own rows only, through the bank_id index), which is also the fallback while one is built.
+# Rows without a vector in the dimension are dropped *after* the LIMIT: an HNSW index holds no
+# NULLs, so they never come out of it, while a filter inside made the planner expect few rows
+# for a sparsely filled dimension (useful_for, context) and scan the whole bank instead; on an
+# exact scan NULL distances sort last, so the same k vectors remain.
 _VECTOR_ARM = """
-    (SELECT entry_id FROM kb_entryembedding
-      WHERE bank_id = %(bank)s AND {dim} IS NOT NULL
-      ORDER BY {dim} <=> %(vec)s::vector LIMIT %(k)s)
+    (SELECT entry_id FROM (SELECT entry_id, {dim} FROM kb_entryembedding
+      WHERE bank_id = %(bank)s ORDER BY {dim} <=> %(vec)s::vector LIMIT %(k)s) arm
+      WHERE arm.{dim} IS NOT NULL)
 """
 
 # Full text ranks at most LEXICAL_SCAN matches (a very common word cannot make it rank the

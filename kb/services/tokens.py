@@ -92,16 +92,41 @@ def token_state(token: AgentToken, now: datetime | None = None) -> str:
 def authenticate_token(raw: str) -> AgentToken | None:
     """The live token for ``raw`` (not revoked, not expired), or None. Touches
     ``last_used_at`` at most once a minute, so a busy token costs no write per request."""
+    return authenticate_token_for_bank(raw, None)[0]
+
+
+def authenticate_token_for_bank(
+    raw: str, bank_slug: str | None
+) -> tuple[AgentToken | None, Bank | None]:
+    """The live token for ``raw`` and, read by the same statement, the bank ``bank_slug`` if
+    the token holds it — so a bank-scoped request authenticates and finds its bank in one
+    statement. The bank is None when the token does not hold it or no such bank exists (then
+    a second statement reads the token alone)."""
     if not raw.startswith(TOKEN_PREFIX):
-        return None
+        return None, None
     now = timezone.now()
-    token = live_tokens(now).filter(token_hash=hash_token(raw)).first()
+    token = bank = None
+    if bank_slug:
+        link = (
+            AgentToken.banks.through.objects.select_related("agenttoken", "bank")
+            .filter(
+                Q(agenttoken__expires_at__isnull=True) | Q(agenttoken__expires_at__gt=now),
+                agenttoken__token_hash=hash_token(raw),
+                agenttoken__revoked_at__isnull=True,
+                bank__slug=bank_slug,
+            )
+            .first()
+        )
+        if link is not None:
+            token, bank = link.agenttoken, link.bank
     if token is None:
-        return None
+        token = live_tokens(now).filter(token_hash=hash_token(raw)).first()
+        if token is None:
+            return None, None
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
-    return token
+    return token, bank
 
 
 @dataclass(frozen=True)
