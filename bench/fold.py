@@ -6,10 +6,14 @@ relation types, 40% with notes), plus two hubs of 1,000 and 20,000 edges. For ea
 vector the flat pool is computed once (exact search), then the query service runs on that
 fixed pool with ``fold: false`` and ``fold: true`` alternately, so the difference is the fold
 alone: its two statements and the Python around them. "before" is the query and fold modules
-of git ``--before`` (default ``HEAD``: the last commit) loaded side by side; "after" is the
-working tree. A hub run puts the hub at rank 1 of the pool.
+of git ``--before`` loaded side by side (default ``34d3d58``, the parent of issue 15's
+query-aware neighbour selection; ``HEAD`` compares with the last commit); "after" is the
+working tree. A hub run puts the hub at rank 1 of the pool. Needs a git checkout with history
+(``git show`` of ``--before``).
 
-    .venv/bin/python bench/fold.py [--size 100000] [--queries 150] [--before HEAD]
+    .venv/bin/python bench/fold.py [--size 100000] [--queries 150] [--before 34d3d58]
+
+Below 20,001 entries the big hub gets every other entry (its label says the degree).
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ RELATIONS = [
     "requires",
 ]
 NOTE = "Read this before relying on the other entry's numbers."
+BEFORE_ISSUE_15 = "34d3d58"  # the fold before query-aware neighbour selection
+HUBS = (1_000, 20_000)
 
 
 def copy_edges(cursor, bank, pairs, rng) -> None:
@@ -71,16 +77,17 @@ def load_edges(cursor, bank, per_entry: float, rng) -> tuple[int, int, float | N
     cursor.execute("SELECT id FROM kb_entry WHERE bank_id = %s ORDER BY id", [bank.pk])
     ids = np.array([row[0] for row in cursor.fetchall()])
     hub1k, hub20k = int(ids[11]), int(ids[22])
-    want = int(len(ids) * per_entry) + 21_000
+    degrees = [min(d, len(ids) - 1) for d in HUBS]
+    want = int(len(ids) * per_entry) + sum(degrees)
     cursor.execute("SELECT count(*) FROM graph_edge WHERE bank_id = %s", [bank.pk])
     if cursor.fetchone()[0] >= want * 0.95:
         return hub1k, hub20k, None
     started = time.perf_counter()
     cursor.execute("DELETE FROM graph_edge WHERE bank_id = %s", [bank.pk])
-    n = want - 21_000
+    n = want - sum(degrees)
     pairs = list(zip(rng.choice(ids, n).tolist(), rng.choice(ids, n).tolist(), strict=True))
-    for hub, degree in ((hub1k, 1000), (hub20k, 20_000)):
-        others = rng.choice(ids, degree, replace=False).tolist()
+    for hub, degree in zip((hub1k, hub20k), degrees, strict=True):
+        others = rng.choice(ids[ids != hub], degree, replace=False).tolist()
         half = degree // 2
         pairs += [(hub, o) for o in others[:half]] + [(o, hub) for o in others[half:]]
     copy_edges(cursor, bank, pairs, rng)
@@ -98,6 +105,8 @@ def legacy_modules(rev: str):
             )
             if shown.returncode == 0:
                 break
+        else:
+            sys.exit(f"bench/fold.py: git cannot show {path} at {rev!r}: {shown.stderr.strip()}")
         source = shown.stdout
         for a, b in replace.items():
             source = source.replace(a, b)
@@ -127,7 +136,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--edges-per-entry", type=float, default=3.0)
-    parser.add_argument("--before", default="HEAD")
+    parser.add_argument("--before", default=BEFORE_ISSUE_15)
     parser.add_argument("--bank-prefix", default="bench-search")
     args = parser.parse_args()
 
@@ -175,7 +184,16 @@ def main() -> None:
         return lambda *a, **k: list(hits)
 
     rows = []
-    for label, hub in (("no hub", None), ("hub 1k edges", hub1k), ("hub 20k edges", hub20k)):
+    with connection.cursor() as cursor:
+        degree = {}
+        for hub in (hub1k, hub20k):
+            cursor.execute(
+                "SELECT count(*) FROM graph_edge WHERE from_entry_id = %s OR to_entry_id = %s",
+                [hub, hub],
+            )
+            degree[hub] = cursor.fetchone()[0]
+    hubs = [("no hub", None)] + [(f"hub {degree[h]:,} edges", h) for h in (hub1k, hub20k)]
+    for label, hub in hubs:
         for version, module in (("before", old_query), ("after", new_query)):
             flat, fold, overhead, last = [], [], [], None
             for i, (vector, hits) in enumerate(pools):
@@ -205,7 +223,8 @@ def main() -> None:
                     fold.append(timing[True])
                     overhead.append(timing[True] - timing[False])
             rows.append((label, version, flat, fold, overhead, last))
-    print(f"\nMachine: {search_bench.machine()} (shared with other engineers' jobs)")
+    print(f"\nMachine: {search_bench.machine()}; load average {os.getloadavg()}")
+    print(f"before = git {args.before}, after = the working tree")
     print(f"Bank: {n:,} entries, {edges:,} current edges; pool 20, limit 8, neighbors 3\n")
     print(
         "| results include | code | flat p50 / p95 (ms) | fold p50 / p95 (ms) | fold overhead p50 / p95 (ms) |"

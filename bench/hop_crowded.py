@@ -1,7 +1,13 @@
 """The hop lab, crowded and uncrowded, with the fold of git ``--before`` and of the working tree
 on the same scratch banks (one build and one embedding per bank; real MiniLM model).
 
-    .venv/bin/python bench/hop_crowded.py [--tasks 30] [--crowd 10] [--order before] [--before REV]
+Each B-text mode (``--b-text``: opaque, pertinent or both; see ``bench/labs/hoplab.py``) gets
+its own banks. On a crowded bank it also prints the signal report of ``bench/hop_signals.py``
+(how often B would win a neighbour slot by its entry vectors, by an edge-note embedding, or
+both), unless ``--skip-signals``.
+
+    .venv/bin/python bench/hop_crowded.py [--tasks 30] [--crowd 10] [--order before]
+        [--b-text both] [--before REV] [--skip-uncrowded] [--skip-signals]
 """
 
 from __future__ import annotations
@@ -27,12 +33,15 @@ def main() -> None:
     parser.add_argument("--before", default="HEAD")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-uncrowded", action="store_true")
+    parser.add_argument("--skip-signals", action="store_true")
+    parser.add_argument("--b-text", choices=["opaque", "pertinent", "both"], default="both")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()
     import fold as fold_bench
+    import hop_signals
 
     from bench.labs import hoplab
     from graph.retrieval.query import run_query as new_run_query
@@ -42,10 +51,15 @@ def main() -> None:
     from kb.services.embedding import embed_entries
 
     legacy = fold_bench.legacy_modules(args.before)
-    setups = [("crowded", hoplab.Crowd(args.crowd, args.same_share, args.order))]
-    if not args.skip_uncrowded:
-        setups.append(("uncrowded", hoplab.Crowd()))
-    out = {}
+    modes = hoplab.B_TEXTS if args.b_text == "both" else (args.b_text,)
+    setups = []
+    for mode in modes:
+        setups.append(
+            (f"crowded, B {mode}", hoplab.Crowd(args.crowd, args.same_share, args.order, mode))
+        )
+        if not args.skip_uncrowded:
+            setups.append((f"uncrowded, B {mode}", hoplab.Crowd(b_text=mode)))
+    out, signals = {}, {}
     for name, crowd in setups:
         bank, _ = ensure_bank(f"hop-bench-{secrets.token_hex(3)}", name="hop bench (scratch)")
         try:
@@ -56,6 +70,10 @@ def main() -> None:
                 hoplab.run_query = run_query
                 out[f"{name} / {version}"] = hoplab.run_lab(bank, tasks, crowd=crowd).summary()
                 print(name, version, json.dumps(out[f"{name} / {version}"]), flush=True)
+            hoplab.run_query = new_run_query
+            if crowd.per_a and not args.skip_signals:
+                signals[name] = hop_signals.signal_report(bank, tasks)
+                print(name, "signals", json.dumps(signals[name]), flush=True)
         finally:
             hoplab.run_query = new_run_query
             bank.delete()
@@ -72,6 +90,12 @@ def main() -> None:
     for label, summary in out.items():
         setup, version = label.split(" / ")
         print(f"| {setup} | {version} | " + " | ".join(str(summary[k]) for k in keys) + " |")
+    if signals:
+        keys = list(next(iter(signals.values())))
+        print("\n| hop lab | " + " | ".join(keys) + " |")
+        print("|---|" + "---|" * len(keys))
+        for setup, report in signals.items():
+            print(f"| {setup} | " + " | ".join(str(report[k]) for k in keys) + " |")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,12 @@ Crowded mode (issue 15) gives every A ``crowd`` more noted edges to unrelated en
 codenames' facts from other corners of an organisation), a share of them of the same relation
 and direction as the A–B edge, written before or after the A–B edge: a result whose noted edges
 outnumber the neighbour slots must still hand over the hop the query needs.
+
+B's text comes in two modes. ``opaque`` (the original, adversarial one): B names only its
+codename and quirk, so it shares nothing with the question and no query-relevance signal can
+tell it from the crowd. ``pertinent`` (the premise of issue 15): B says which system or step
+the quirk affects, in wording of its own (never the question's), while the proof token still
+lives only in B and the crowd stays unrelated to the question.
 """
 
 from __future__ import annotations
@@ -98,6 +104,22 @@ QUIRKS = [
     "the {code} bastion only admits sessions tagged {token}",
     "the {code} change window requires ticket prefix {token}",
 ]
+# Pertinent mode: B names the system (and sometimes the step of A's recipe) it affects.
+PERTINENT_TITLES = [
+    "{code} quirk on the {system}",
+    "{System} playbook job: the {code} gotcha",
+    "Gotcha for {system} operators ({code})",
+    "What trips up changes to the {system}",
+    "{System}: the {code} step people get wrong",
+]
+PERTINENT_LEADS = [
+    "When the playbook job touches the {system}, note that ",
+    "Operators of the {system} keep hitting this: ",
+    "For any change ticket on the {system}: ",
+    "Before work on the {system} can finish, know that ",
+    "The {system} depends on the {code} tooling, and ",
+]
+B_TEXTS = ("opaque", "pertinent")
 DISTRACTOR_SHAPES = [
     "{Action} {system} in staging",
     "{system}: {action} checklist",
@@ -148,6 +170,7 @@ class Crowd:
     per_a: int = 0
     same_share: float = 0.5
     order: str = "before"
+    b_text: str = "opaque"  # "opaque" | "pertinent": see the module docstring
 
 
 @dataclass
@@ -195,6 +218,7 @@ class HopLabReport:
             "crowd_edges_per_a": self.crowd.per_a,
             "crowd_same_relation_share": self.crowd.same_share,
             "crowd_written": self.crowd.order if self.crowd.per_a else "-",
+            "b_text": self.crowd.b_text,
             "leaks": len(self.leaks),
         }
 
@@ -219,6 +243,21 @@ def _crowd_edges(bank: Bank, a: Entry, i: int, crowd: Crowd, rng: random.Random,
                 "note": CROWD_NOTES[(i + j) % len(CROWD_NOTES)],
             },
         )
+
+
+def _b_text(
+    mode: str, i: int, code: str, token: str, system: str, rng: random.Random
+) -> tuple[str, str]:
+    """B's title and content: the quirk with the proof token, opaque or pertinent."""
+    quirk = rng.choice(QUIRKS).format(code=code, token=token)
+    if mode == "opaque":
+        return f"{code} quirk", f"One quirk to know: {quirk}."
+    if mode != "pertinent":
+        raise ValueError(f"b_text must be one of {B_TEXTS}")
+    names = {"code": code, "system": system, "System": system[0].upper() + system[1:]}
+    title = PERTINENT_TITLES[i % len(PERTINENT_TITLES)].format(**names)
+    lead = PERTINENT_LEADS[(i // len(PERTINENT_TITLES) + i) % len(PERTINENT_LEADS)]
+    return title, lead.format(**names) + quirk + "."
 
 
 def build_tasks(bank: Bank, count: int, seed: int = 7, crowd: Crowd | None = None) -> list[HopTask]:
@@ -251,11 +290,7 @@ def build_tasks(bank: Bank, count: int, seed: int = 7, crowd: Crowd | None = Non
                 useful_for=f"When you need to {action} the {system}.",
                 systems=[system],
             )
-            b = make(
-                f"{code} quirk",
-                "One quirk to know: " + rng.choice(QUIRKS).format(code=code, token=token) + ".",
-                kind="gotcha",
-            )
+            b = make(*_b_text(crowd.b_text, i, code, token, system, rng), kind="gotcha")
             tangent = make(
                 f"History of the {code} name",
                 f"The {code} codename came from a 2019 naming contest; it has no technical meaning.",
@@ -289,6 +324,9 @@ def build_tasks(bank: Bank, count: int, seed: int = 7, crowd: Crowd | None = Non
             if crowd.per_a and crowd.order == "after":
                 _crowd_edges(bank, a, i, crowd, rng, make)
             tasks.append(HopTask(f"How do I {action} the {system}?", a, b, tangent, token))
+        # One batched pass before commit: the per-entry embedding jobs queued on commit then
+        # find every vector current and skip the model (same vectors, far fewer model calls).
+        embed_entries(Entry.objects.filter(bank=bank))
     return tasks
 
 

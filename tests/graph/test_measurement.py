@@ -1,14 +1,17 @@
 """fold_replay and hop_lab: the product's own measurements."""
 
+import random
+
 import pytest
 from django.core.management import call_command
 
-from bench.labs.hoplab import build_tasks, leak_check, run_lab
+from bench.labs.hoplab import SYSTEMS, Crowd, _b_text, build_tasks, leak_check, run_lab
 from bench.labs.replay import replay
 from graph.models import Edge, QueryLog
+from graph.retrieval.fold import neighbors_of
 from graph.retrieval.query import QueryParams, run_query
 from kb.models import Entry
-from kb.services.embedding import embed_entries
+from kb.services.embedding import embed_entries, embed_query
 
 pytestmark = pytest.mark.django_db
 
@@ -65,3 +68,34 @@ def test_leak_check_catches_a_note_that_says_what(bank, hashing_embedder):
     edge = Edge.objects.filter(to_entry=tasks[0].a, type__name="clarifies").get()
     Edge.objects.filter(pk=edge.pk).update(note=f"The nonce is {tasks[0].token}.")
     assert leak_check(bank, tasks) == [f"{tasks[0].token} appears in an edge note"]
+
+
+def test_pertinent_b_names_its_system_but_keeps_the_token_to_itself(bank, hashing_embedder):
+    crowd = Crowd(4, 0.5, "before", "pertinent")
+    tasks = build_tasks(bank, 3, crowd=crowd)
+    assert leak_check(bank, tasks) == []
+    for i, t in enumerate(tasks):
+        b_text = f"{t.b.title} {t.b.content}"
+        assert SYSTEMS[i] in b_text.lower() and t.token in t.b.content
+        assert t.query.rstrip("?").lower() not in b_text.lower()
+        notes = Edge.objects.filter(bank=bank, to_entry=t.a).exclude(note="").count()
+        notes += Edge.objects.filter(bank=bank, from_entry=t.a).exclude(note="").count()
+        assert notes == 4 + 2  # the crowd, the A-B edge and the tangent
+    title, content = _b_text("opaque", 0, "Heron-0", "PROOF-X", SYSTEMS[0], random.Random(1))
+    assert "PROOF-X" in content and SYSTEMS[0] not in f"{title} {content}".lower()
+
+
+@pytest.mark.model
+def test_crowded_hop_lab_hands_over_a_pertinent_hop_with_the_real_model(bank):
+    crowd = Crowd(10, 0.5, "before", "pertinent")
+    tasks = build_tasks(bank, 6, crowd=crowd)
+    report = run_lab(bank, tasks, crowd=crowd)
+    assert report.leaks == [] and report.flat_entries_lost == 0
+    assert report.kept >= 4  # B must not be in the flat top-8 for these tasks
+    assert report.b_in_fold == report.kept
+    # The neighbour slots themselves: with B outside the pool, A's 3 slots among 12 noted edges
+    # (10 crowd edges written first) must still hand over B.
+    for t in tasks:
+        vector = embed_query(t.query)
+        chosen = neighbors_of(bank, [t.a.pk], [t.a.pk], 3, query=t.query, query_vector=vector)
+        assert t.b.pk in [n.entry_id for n in chosen.neighbors], t.query

@@ -1,6 +1,6 @@
 from django.core.management.base import CommandError
 
-from bench.labs.hoplab import Crowd, hop_lab
+from bench.labs.hoplab import B_TEXTS, Crowd, hop_lab
 from kb.management.commands._base import KbCommand
 
 
@@ -33,6 +33,12 @@ class Command(KbCommand):
             default="before",
             help="Write the crowd edges before or after the A-B edge.",
         )
+        parser.add_argument(
+            "--b-text",
+            choices=B_TEXTS,
+            default="opaque",
+            help="B names only its codename (opaque) or also the system/step it affects (pertinent).",
+        )
 
     def handle_kb(self, *args, **options):
         if not 1 <= options["tasks"] <= 1000:
@@ -42,7 +48,9 @@ class Command(KbCommand):
         )
         if not 0 <= options["crowd"] <= 200 or not 0 <= options["crowd_same_share"] <= 1:
             raise CommandError("--crowd must be 0..200 and --crowd-same-share 0..1.")
-        crowd = Crowd(options["crowd"], options["crowd_same_share"], options["crowd_order"])
+        crowd = Crowd(
+            options["crowd"], options["crowd_same_share"], options["crowd_order"], options["b_text"]
+        )
         report, slug = hop_lab(
             options["tasks"], seed=options["seed"], keep=options["keep"], crowd=crowd
         )
