@@ -96,6 +96,10 @@ def drop_bank(bank) -> None:
         Job,
         Operation,
     ]
+    with connection.cursor() as cursor:
+        # Fresh statistics first: the per-row cascade checks of the entry deletion must look
+        # edges up by entry, not walk the bank's (just deleted) edges for every entry.
+        cursor.execute("ANALYZE graph_edge; ANALYZE graph_alias; ANALYZE kb_entry")
     with transaction.atomic(), connection.cursor() as cursor:
         for model in tables:
             cursor.execute(f"DELETE FROM {model._meta.db_table} WHERE bank_id = %s", [bank.pk])
