@@ -106,6 +106,22 @@ def drop_bank(bank) -> None:
         Bank.objects.filter(pk=bank.pk).delete()
 
 
+def first_provider_only(lines: list[dict]) -> str:
+    """The file with, per alias form, the first alias line only (the old importer's rule)."""
+    from graph.resolution.aliases import normalize
+
+    seen: set[str] = set()
+    kept = []
+    for line in lines:
+        if line["type"] == "alias":
+            form = normalize(line["alias"])
+            if form in seen:
+                continue
+            seen.add(form)
+        kept.append(line)
+    return "\n".join(json.dumps(line, ensure_ascii=False) for line in kept) + "\n"
+
+
 def counted(result: dict) -> str:
     keys = ("created", "aliases_created", "edges_created", "unchanged", "edges_unchanged")
     return ", ".join(f"{k} {result.get(k, 0)}" for k in keys)
@@ -179,8 +195,14 @@ def main() -> None:
         # 1. Old and new side by side on one slice.
         names = debian.select_packages(packages, limit=args.slice)
         sliced = debian.build_lines(packages, names)
-        text = sliced.text()
-        print(f"slice: {len(names)} packages → {len(sliced.lines)} lines", flush=True)
+        # The old importer refuses a surface form naming two entries (issue 12): both sides
+        # of the comparison take the same file with the first provider's alias only.
+        text = first_provider_only(sliced.lines)
+        print(
+            f"slice: {len(names)} packages → {len(sliced.lines)} lines "
+            "(one alias per virtual package, for the old importer)",
+            flush=True,
+        )
         times = {}
         if not args.no_old:
             old = load_old(args.old)
