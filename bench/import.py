@@ -189,7 +189,9 @@ def main() -> None:
         """Seconds per phase of one import (``import_bank(timings=...)``), in order."""
         print(f"  phases of {label} (load average {os.getloadavg()[0]:.2f}):", flush=True)
         for phase, spent in timings.items():
-            rows.append((f"  {label}: {phase}", f"{spent:.1f} s ({spent / seconds:.0%})"))
+            # "edges: …" are the parts of "write edge lines", shown under it.
+            name = f"  {label}: {phase}" if ":" not in phase else f"      {phase}"
+            rows.append((name, f"{spent:.1f} s ({spent / seconds:.0%})"))
 
     try:
         # 1. Old and new side by side on one slice.

@@ -363,6 +363,7 @@ def _import_bank(bank, text, actor, reason, progress, embed, timings) -> dict:
             for name, handler in sorted(LINE_TYPES.items(), key=lambda kv: kv[1].order):
                 if name in by_type:
                     started = time.perf_counter()
+                    timings[f"write {name} lines"] = 0.0  # listed before its parts, if any
                     handler.apply(state, by_type[name], progress)
                     timings[f"write {name} lines"] = time.perf_counter() - started
             changed = sum(v for k, v in counts.items() if not k.endswith("unchanged"))
