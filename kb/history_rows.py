@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 from collections.abc import Sequence
 
 from django.db import connection
@@ -107,6 +108,44 @@ def reserve_ids(model, count: int) -> list[int]:
         return [row[0] for row in cur.fetchall()]
 
 
+def _preparer(field):
+    """How a value of ``field`` is made ready for ``COPY``: None when psycopg writes it as it
+    is; JSON as its text (the server parses it: three times faster than psycopg's ``Jsonb``
+    wrapper per value); anything else through Django's ``get_db_prep_save``."""
+    kind = field.get_internal_type()
+    if kind in PLAIN_TYPES:
+        return None
+    if kind == "JSONField":
+        dumps = functools.partial(json.dumps, cls=field.encoder)
+        return lambda value, _connection: None if value is None else dumps(value)
+    return field.get_db_prep_save
+
+
+def _copy(model, fields: list, rows, *, table: str | None = None) -> None:
+    """``COPY`` ``rows`` (sequences of ``fields``' Python values, in order) into ``table``
+    (default: the model's), preparing only the values psycopg cannot write as they are."""
+    q = connection.ops.quote_name
+    prepared = [_preparer(f) for f in fields]
+    columns = ", ".join(q(f.column) for f in fields)
+    target = q(table or model._meta.db_table)
+    plain = all(p is None for p in prepared)
+    with connection.cursor() as cur:
+        raw = cur.cursor  # the psycopg cursor under Django's wrapper
+        with raw.copy(f"COPY {target} ({columns}) FROM STDIN") as copy:
+            write = copy.write_row
+            if plain:
+                for row in rows:
+                    write(row)
+                return
+            for row in rows:
+                write(
+                    [
+                        v if prep is None else prep(v, connection)
+                        for v, prep in zip(row, prepared, strict=True)
+                    ]
+                )
+
+
 def copy_rows(
     model,
     objs: Sequence,
@@ -121,33 +160,100 @@ def copy_rows(
     ``progress(phase, done, total)`` is called after every chunk."""
     if not objs:
         return []
-    fields = list(model._meta.concrete_fields)
-    plain = [f.get_internal_type() in PLAIN_TYPES for f in fields]
-    q = connection.ops.quote_name
-    columns = ", ".join(q(f.column) for f in fields)
-    total = len(objs)
-    ids = reserve_ids(model, total)
+    ids = reserve_ids(model, len(objs))
     for obj, pk in zip(objs, ids, strict=True):
         obj.pk = pk
         obj._state.adding = False
         obj._state.db = connection.alias
+    fields = list(model._meta.concrete_fields)
+    names = [f.attname for f in fields]
+    values = [[o.__dict__[n] for n in names] for o in objs]
+    _copy_chunks(model, fields, values, ids, chunk, progress, phase, when)
+    return ids
+
+
+@functools.cache
+def _defaults(model) -> tuple[tuple[str, object, bool], ...]:
+    """(attname, default, callable?) of each concrete field but the primary key."""
+    out = []
+    for f in model._meta.concrete_fields:
+        if f.primary_key:
+            continue
+        if f.has_default():
+            out.append((f.attname, f.default, callable(f.default)))
+        else:
+            out.append((f.attname, None, False))
+    return tuple(out)
+
+
+def copy_dicts(
+    model,
+    rows: Sequence[dict],
+    *,
+    ids: Sequence[int] | None = None,
+    chunk: int = 20_000,
+    progress=None,
+    phase: str = "writing",
+    when: dt.datetime | None = None,
+) -> list[int]:
+    """Like :func:`copy_rows` for rows given as ``{attname: value}`` (no model instances):
+    a field a row leaves out gets its default. ``ids`` are primary keys reserved beforehand
+    with :func:`reserve_ids` (else reserved here). Returns the ids, in the rows' order."""
+    if not rows:
+        return []
+    ids = list(ids) if ids is not None else reserve_ids(model, len(rows))
+    defaults = _defaults(model)
+    fields = [model._meta.pk] + [model._meta.get_field(name) for name, _, _ in defaults]
+    values = [
+        [pk]
+        + [
+            row[name] if name in row else (default() if dynamic else default)
+            for name, default, dynamic in defaults
+        ]
+        for pk, row in zip(ids, rows, strict=True)
+    ]
+    _copy_chunks(model, fields, values, ids, chunk, progress, phase, when)
+    return ids
+
+
+def _copy_chunks(model, fields, values, ids, chunk, progress, phase, when) -> None:
     when = when or timezone.now()
+    total = len(values)
     for start in range(0, total, chunk):
-        part = objs[start : start + chunk]
-        with connection.cursor() as cur:
-            raw = cur.cursor  # the psycopg cursor under Django's wrapper
-            with raw.copy(f"COPY {q(model._meta.db_table)} ({columns}) FROM STDIN") as copy:
-                for obj in part:
-                    values = obj.__dict__
-                    copy.write_row(
-                        [
-                            values[f.attname]
-                            if is_plain
-                            else f.get_db_prep_save(values[f.attname], connection)
-                            for f, is_plain in zip(fields, plain, strict=True)
-                        ]
-                    )
-        record_rows(model, [o.pk for o in part], "+", when=when)
+        _copy(model, fields, values[start : start + chunk])
+        record_rows(model, ids[start : start + chunk], "+", when=when)
         if progress:
             progress(phase, min(start + chunk, total), total)
-    return ids
+
+
+def update_rows(
+    model,
+    rows: Sequence[dict],
+    columns: Sequence[str],
+    *,
+    when: dt.datetime | None = None,
+    reason: str | None = None,
+) -> int:
+    """Set ``columns`` (attnames) of many rows to the values in ``rows`` (each with ``id``),
+    set-wise: ``COPY`` into a temporary table, one ``UPDATE … FROM``, then their historical
+    rows (``~``, stamped with the audit context). A constant number of statements."""
+    if not rows:
+        return 0
+    q = connection.ops.quote_name
+    fields = [model._meta.pk] + [model._meta.get_field(c) for c in columns]
+    table = q(model._meta.db_table)
+    temp = f"kb_update_{model._meta.db_table}"
+    cols = [f.column for f in fields]
+    with connection.cursor() as cur:
+        cur.execute(
+            f"CREATE TEMP TABLE {q(temp)} ON COMMIT DROP AS SELECT "
+            + ", ".join(q(c) for c in cols)
+            + f" FROM {table} WITH NO DATA"
+        )
+    _copy(model, fields, ([row[f.attname] for f in fields] for row in rows), table=temp)
+    sets = ", ".join(f"{q(c)} = u.{q(c)}" for c in cols[1:])
+    with connection.cursor() as cur:
+        cur.execute(f"UPDATE {table} AS m SET {sets} FROM {q(temp)} AS u WHERE m.id = u.id")
+        cur.execute(f"DROP TABLE {q(temp)}")
+    ids = sorted(row["id"] for row in rows)
+    return record_rows(model, ids, "~", when=when, reason=reason)

@@ -9,7 +9,8 @@ present row would clash with a row the revert restores (the same edge triple bel
 the same alias form taken again), and, transitively, what blocks reverting those: reverting
 the named operations in the order given (newest first) and then the original succeeds.
 
-Restoring is set-wise too: created rows are deleted (history first), changed rows get their
+Restoring is set-wise too: created rows (entries included) are deleted (history first, then
+what points at them, then the rows, a statement per relation), changed rows get their
 prior columns back from the historical rows in one ``UPDATE … FROM``, deleted rows are
 re-inserted from them, each with one history INSERT stamped with the revert operation.
 """
@@ -280,12 +281,24 @@ def delete_rows(model, ids: list[int], *, when) -> None:
     and the rows, one statement each."""
     if not ids:
         return
-    record_rows(model, ids, "-", when=when)
-    reverse = (  # hidden relations too (related_name="+"): they hold real foreign keys
+    reverse = [  # hidden relations too (related_name="+"): they hold real foreign keys
         f
         for f in model._meta.get_fields(include_hidden=True)
         if f.auto_created and not f.concrete and (f.one_to_many or f.one_to_one)
-    )
+    ]
+    for rel in reverse:
+        if rel.on_delete is models.PROTECT:  # a row outside the deletion still needs one
+            related = rel.related_model._base_manager.filter(**{f"{rel.field.name}__in": ids})
+            if rel.related_model is model:
+                related = related.exclude(pk__in=ids)
+            if related.exists():
+                raise Conflict(
+                    f"A {model.__name__.lower()} this revert deletes is still referenced by "
+                    f"another {rel.related_model.__name__.lower()} ({rel.field.name}); "
+                    "change that first.",
+                    code="revert_conflict",
+                )
+    record_rows(model, ids, "-", when=when)
     for rel in reverse:
         related = rel.related_model._base_manager.filter(**{f"{rel.field.name}__in": ids})
         if rel.on_delete is models.CASCADE:
@@ -302,12 +315,8 @@ def apply_revert(plan: RevertPlan) -> None:
     # 1. Remove the rows the operation created, children first (history records each one).
     for model in reversed(audited_models()):
         created = sorted(p.id for p in rows if p.model is model and p.prior is None)
-        if not created:
-            continue
-        if model is Entry:  # cascades to rows outside the audit (vectors, proposals)
-            Entry.objects.filter(pk__in=created).delete()
-            continue
-        delete_rows(model, created, when=now)
+        if created:  # what points at them outside the audit (vectors, proposals) goes too
+            delete_rows(model, created, when=now)
     # 2. Restore the others, parents first; rows being closed before rows being reopened, so
     #    the one-believed-row rule holds after every statement.
     try:

@@ -3,10 +3,12 @@
 Packages become entries (key ``deb:<name>``, kind ``package``); Depends and Pre-Depends become
 ``depends_on`` (transitive), Replaces ``supersedes``, Conflicts and Breaks ``conflicts_with``,
 the Maintainer ``owned_by`` a person or team entry (``maint:<email>``), the Section ``part_of``
-a container entry (``section:<name>``), and Provides aliases of the providing package.
+a container entry (``section:<name>``), and Provides aliases of every providing package (a
+virtual package that several packages provide is an ambiguous name: resolve lists them all).
 
 A dependency clause "a | b" becomes one edge to its first resolvable alternative: a package of
-the import, or a virtual package provided by one (through the provider the alias names); the
+the import, or a virtual package provided by one (its preferred provider: best priority, then
+name); the
 evidence keeps the whole clause and the version constraints. The lines are the bulk format of
 API.md and load through ``kb.services.bulk.import_bank``: all or nothing, and a re-import
 changes nothing.
@@ -297,7 +299,7 @@ def build_lines(packages: dict[str, Package], names: Iterable[str] | None = None
     sections: set[str] = set()
     edges: dict[tuple[str, str, str], dict] = {}
     aliases: list[dict] = []
-    alias_forms: set[str] = set()
+    alias_pairs: set[tuple[str, str]] = set()
 
     def add_edge(source: str, target: str, relation: str, field_name: str, clause: str, alt):
         if source == target:
@@ -376,18 +378,22 @@ def build_lines(packages: dict[str, Package], names: Iterable[str] | None = None
             sections.add(section)
             add_edge(key, f"section:{section}", "part_of", "Section", section, None)
 
+    # A virtual package names every package that provides it: one alias line per (form,
+    # provider) pair, so resolving the virtual name answers ``ambiguous`` with every provider
+    # (a dependency edge still goes to the preferred one, see ``Resolver``).
     for virtual, providers in sorted(resolver.providers.items()):
         form = normalize(virtual)
-        if form and form not in alias_forms:
-            alias_forms.add(form)
-            aliases.append(
-                {
-                    "type": "alias",
-                    "entry": f"deb:{providers[0]}",
-                    "alias": virtual,
-                    "source": "import",
-                }
-            )
+        for provider in providers:
+            if form and (form, provider) not in alias_pairs:
+                alias_pairs.add((form, provider))
+                aliases.append(
+                    {
+                        "type": "alias",
+                        "entry": f"deb:{provider}",
+                        "alias": virtual,
+                        "source": "import",
+                    }
+                )
     for email, display in sorted(maintainers.items()):
         lines.append(
             {

@@ -5,22 +5,24 @@ Registered with kb's bulk module in ``GraphConfig.ready``.
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from collections.abc import Iterable
 from types import SimpleNamespace
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from graph.curation.edge_rows import close_edges
 from graph.edges.clocks import intervals_overlap, parse_instant
-from graph.edges.links import LinkRequest, check_note, lock_entries
+from graph.edges.links import check_note, lock_entries
 from graph.edges.vocab import edge_types_for_bank
 from graph.models import Alias, Edge, EdgeSource, EdgeType, FoldRole, WorkflowRole
 from graph.resolution.aliases import normalize
 from kb import audit
 from kb.errors import InvalidInput
-from kb.history_rows import copy_rows
+from kb.history_rows import copy_dicts
 from kb.models import Bank
 from kb.services.bulk import (
     ApplyState,
@@ -151,29 +153,28 @@ class AliasLines:
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
         """Add the (form, entry) pairs the bank does not have yet: one read, then COPY with
         history. A form may name several entries; only the same pair twice is a no-op."""
-        from kb import audit
-
         taken = set(Alias.objects.filter(bank=state.bank).values_list("normalized", "entry_id"))
         now = timezone.now()
+        actor = audit.current().actor
         rows = []
         for item in items:
             norm = item.data["normalized"]
-            entry_id = state.entry(item.data["ref"]).pk
+            entry_id = state.entry(item.data["ref"])
             if (norm, entry_id) in taken:  # only the same (form, entry) pair is skipped
                 continue
             taken.add((norm, entry_id))
             rows.append(
-                Alias(
-                    bank=state.bank,
-                    entry_id=entry_id,
-                    surface=item.data["surface"],
-                    normalized=norm,
-                    source=item.data["source"],
-                    actor=audit.current().actor,
-                    created_at=now,
-                )
+                {
+                    "bank_id": state.bank.pk,
+                    "entry_id": entry_id,
+                    "surface": item.data["surface"],
+                    "normalized": norm,
+                    "source": item.data["source"],
+                    "actor": actor,
+                    "created_at": now,
+                }
             )
-        copy_rows(Alias, rows, progress=progress, phase="writing aliases", when=now)
+        copy_dicts(Alias, rows, progress=progress, phase="writing aliases", when=now)
         if rows:
             state.counts["aliases_created"] = state.counts.get("aliases_created", 0) + len(rows)
 
@@ -202,15 +203,6 @@ def _require_linkable_ends(lines: dict[int, int]) -> None:
             )
 
 
-def _same_edge(edge: Edge, req: LinkRequest) -> bool:
-    return (
-        edge.note == req.note
-        and edge.label == req.label
-        and edge.evidence == req.evidence
-        and edge.source == req.source
-    )
-
-
 class EdgeLines:
     order = 3
     fields = {
@@ -227,19 +219,21 @@ class EdgeLines:
     }
 
     def validate(self, ctx: ImportContext, line: int, obj: dict) -> dict:
-        unknown = sorted(set(obj) - self.fields)
-        if unknown:
+        if not obj.keys() <= self.fields:
+            unknown = sorted(set(obj) - self.fields)
             raise InvalidInput(f"Unknown fields on an edge line: {', '.join(unknown)}.")
+        refs = ctx.refs()  # every name of an entry → its one canonical name, built once
+        source_ref, target_ref = obj.get("from"), obj.get("to")
         ends = {}
-        for name in ("from", "to"):
-            ref = obj.get(name)
-            if not isinstance(ref, str) or not ctx.entry_exists(ref):
+        for name, ref in (("from", source_ref), ("to", target_ref)):
+            canonical = refs.get(ref) if isinstance(ref, str) else None
+            if canonical is None:
                 raise InvalidInput(f"{name} names no entry of the file or bank: {ref!r}.")
-            ends[name] = ctx.canonical_ref(ref)
+            ends[name] = canonical
         if ends["from"] == ends["to"]:
             raise InvalidInput("An edge cannot join an entry to itself.")
         relation = obj.get("relation")
-        types = _types(ctx)
+        types = ctx.extra.get("edge_types") or _types(ctx)
         if relation not in types:
             raise InvalidInput(
                 f"Unknown relation {relation!r}: declare it with a relation line first, or use "
@@ -252,30 +246,38 @@ class EdgeLines:
         if source not in EDGE_SOURCES:
             raise InvalidInput(f"source must be one of {', '.join(EdgeSource.values)}.")
         evidence = obj.get("evidence") or {}
-        if isinstance(evidence, str):
-            evidence = {"text": evidence}
-        if not isinstance(evidence, dict):
-            raise InvalidInput("evidence must be an object or a string.")
-        valid_from = parse_instant(obj.get("valid_from"), "valid_from")
-        valid_to = parse_instant(obj.get("valid_to"), "valid_to")
+        if type(evidence) is not dict:
+            if isinstance(evidence, str):
+                evidence = {"text": evidence}
+            elif not isinstance(evidence, dict):
+                raise InvalidInput("evidence must be an object or a string.")
+        raw_from, raw_to = obj.get("valid_from"), obj.get("valid_to")
+        valid_from = None if raw_from is None else parse_instant(raw_from, "valid_from")
+        valid_to = None if raw_to is None else parse_instant(raw_to, "valid_to")
         if valid_from and valid_to and valid_from >= valid_to:
             raise InvalidInput("valid_from must be before valid_to.")
         note = obj.get("note") or ""
         if note or not isinstance(note, str):
             # The note rule reads the target's text, which may be in the file.
-            note = check_note(note, SimpleNamespace(**ctx.entry_text(obj["to"])))
+            note = check_note(note, SimpleNamespace(**ctx.entry_text(target_ref)))
         # One triple may appear once per valid interval; overlapping intervals are duplicates.
         triple = (ends["from"], ends["to"], relation)
-        seen = ctx.extra.setdefault("edge_triples", {})
-        for other_line, lo, hi in seen.get(triple, []):
-            if intervals_overlap(lo, hi, valid_from, valid_to):
-                raise InvalidInput(
-                    f"Duplicate edge {' '.join(triple)} (first on line {other_line})."
-                )
-        seen.setdefault(triple, []).append((line, valid_from, valid_to))
+        seen = ctx.extra.get("edge_triples")
+        if seen is None:
+            seen = ctx.extra["edge_triples"] = {}
+        earlier = seen.get(triple)
+        if earlier is None:
+            seen[triple] = [(line, valid_from, valid_to)]
+        else:
+            for other_line, lo, hi in earlier:
+                if intervals_overlap(lo, hi, valid_from, valid_to):
+                    raise InvalidInput(
+                        f"Duplicate edge {' '.join(triple)} (first on line {other_line})."
+                    )
+            earlier.append((line, valid_from, valid_to))
         return {
-            "from": obj["from"],
-            "to": obj["to"],
+            "from": source_ref,
+            "to": target_ref,
             "relation": relation,
             "label": str(label).strip(),
             "note": note,
@@ -286,91 +288,105 @@ class EdgeLines:
         }
 
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
-        """Compare every line with what the bank believes (one read), then close the edges
-        the file changes and append the new rows set-wise (COPY), each with history rows."""
-        types = edge_types_for_bank(state.bank)
-        believed: dict[tuple, list[Edge]] = {}
-        for edge in (
-            Edge.objects.filter(bank=state.bank, invalidated_at__isnull=True)
-            .only(
-                "id",
-                "from_entry_id",
-                "to_entry_id",
-                "type_id",
-                "valid_from",
-                "valid_to",
-                "note",
-                "label",
-                "evidence",
-                "source",
+        """Compare every line with what the bank believes (one read of plain values), then
+        close the edges the file changes and append the new rows set-wise (COPY of plain rows,
+        no model instances), each with history rows."""
+        started = time.perf_counter()
+        type_ids = {name: t.pk for name, t in edge_types_for_bank(state.bank).items()}
+        believed: dict[tuple, list[tuple]] = {}
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT from_entry_id, to_entry_id, type_id, id, valid_from, valid_to, note, "
+                "label, evidence::text, source FROM graph_edge "
+                "WHERE bank_id = %s AND invalidated_at IS NULL",
+                [state.bank.pk],
             )
-            .iterator(chunk_size=20_000)
-        ):
-            believed.setdefault((edge.from_entry_id, edge.to_entry_id, edge.type_id), []).append(
-                edge
-            )
+            for row in cur:
+                believed.setdefault(row[:3], []).append(row[3:])
+        read = time.perf_counter()
         now = timezone.now()
         actor = audit.current().actor
+        bank_id = state.bank.pk
         to_close: dict[int, str] = {}
-        rows: list[Edge] = []
+        rows: list[dict] = []
         lines: dict[int, int] = {}  # entry id -> a line that writes an edge to it
+        ids = state.by_ref
+        counts = state.counts
+        unchanged = created = updated = 0
         for item in items:
             d = item.data
-            source, target = state.entry(d["from"]), state.entry(d["to"])
-            req = LinkRequest(
-                source,
-                target,
-                types[d["relation"]],
-                d["note"],
-                d["evidence"],
-                d["label"],
-                d["valid_from"],
-                d["valid_to"],
-                d["source"],
-            )
-            same = believed.get((source.pk, target.pk, req.type.pk), [])
-            same_interval = [
-                e for e in same if e.valid_from == req.valid_from and e.valid_to == req.valid_to
-            ]
-            if same_interval and _same_edge(same_interval[0], req):
-                state.counts["edges_unchanged"] = state.counts.get("edges_unchanged", 0) + 1
-                continue
-            overlapping = [
-                e
-                for e in same
-                if e.pk not in to_close
-                and intervals_overlap(e.valid_from, e.valid_to, req.valid_from, req.valid_to)
-            ]
+            source, target, type_id = ids[d["from"]], ids[d["to"]], type_ids[d["relation"]]
+            same = believed.get((source, target, type_id))
+            valid_from, valid_to = d["valid_from"], d["valid_to"]
+            if same is not None:
+                for pk, lo, hi, note, label, evidence, edge_source in same:
+                    if (
+                        lo == valid_from
+                        and hi == valid_to
+                        and note == d["note"]
+                        and label == d["label"]
+                        and edge_source == d["source"]
+                        and json.loads(evidence) == d["evidence"]
+                    ):
+                        break
+                    if lo == valid_from and hi == valid_to:
+                        pk = None  # the same interval, changed: replaced below
+                        break
+                else:
+                    pk = None
+                if pk is not None:
+                    unchanged += 1
+                    continue
+                overlapping = [
+                    e[0]
+                    for e in same
+                    if e[0] not in to_close and intervals_overlap(e[1], e[2], valid_from, valid_to)
+                ]
+            else:
+                overlapping = []
             for old in overlapping:  # the file's version replaces what the bank believed
-                to_close[old.pk] = "re-imported with changes"
-            key = "edges_updated" if overlapping else "edges_created"
-            state.counts[key] = state.counts.get(key, 0) + 1
-            lines.setdefault(source.pk, item.line)
-            lines.setdefault(target.pk, item.line)
+                to_close[old] = "re-imported with changes"
+            if overlapping:
+                updated += 1
+            else:
+                created += 1
+            lines.setdefault(source, item.line)
+            lines.setdefault(target, item.line)
             rows.append(
-                Edge(
-                    bank=state.bank,
-                    from_entry_id=source.pk,
-                    to_entry_id=target.pk,
-                    type=req.type,
-                    label=req.label,
-                    note=req.note,
-                    evidence=req.evidence or {},
-                    source=req.source,
-                    actor=actor,
-                    valid_from=req.valid_from,
-                    valid_to=req.valid_to,
-                    recorded_at=now,
-                    replaces_id=overlapping[0].pk if overlapping else None,
-                )
+                {
+                    "bank_id": bank_id,
+                    "from_entry_id": source,
+                    "to_entry_id": target,
+                    "type_id": type_id,
+                    "label": d["label"],
+                    "note": d["note"],
+                    "evidence": d["evidence"] or {},
+                    "source": d["source"],
+                    "actor": actor,
+                    "valid_from": valid_from,
+                    "valid_to": valid_to,
+                    "recorded_at": now,
+                    "replaces_id": overlapping[0] if overlapping else None,
+                }
             )
+        for key, value in (
+            ("edges_unchanged", unchanged),
+            ("edges_created", created),
+            ("edges_updated", updated),
+        ):
+            if value:
+                counts[key] = counts.get(key, 0) + value
+        planned = time.perf_counter()
         _require_linkable_ends(lines)
         close_edges(to_close, now)
         try:
             with transaction.atomic():
-                copy_rows(Edge, rows, progress=progress, phase="writing edges", when=now)
+                copy_dicts(Edge, rows, progress=progress, phase="writing edges", when=now)
         except IntegrityError as exc:  # a concurrent writer added the same edge meanwhile
             raise InvalidInput(f"An edge of the file was written meanwhile: {exc}") from exc
+        state.timings["edges: read believed"] = read - started
+        state.timings["edges: compare"] = planned - read
+        state.timings["edges: lock, close, COPY + history"] = time.perf_counter() - planned
 
     def export(self, bank: Bank) -> Iterable[dict]:
         edges = (

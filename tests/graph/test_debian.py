@@ -16,6 +16,7 @@ from django.test import override_settings
 from bench.labs import debian_compare
 from graph.ingest import debian
 from graph.models import Alias, Edge
+from graph.resolution.aliases import resolve
 from kb.models import Bank, Entry, Operation
 
 # One worker runs the module, so the slice is imported once (see ``deb_slice``).
@@ -23,8 +24,8 @@ pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("debian")]
 
 # Small closures that still exercise an or-group ("dpkg | install-info" in readline-common),
 # virtual packages resolved through Provides (the librust-*-dev crates), a multi-arch
-# qualifier and Pre-Depends.
-ROOTS = ["jq", "curl", "less", "gawk", "sed", "librust-bincode-dev", "librust-fst-dev"]
+# qualifier and Pre-Depends; gawk and mawk both provide the virtual package awk.
+ROOTS = ["jq", "curl", "less", "gawk", "mawk", "sed", "librust-bincode-dev", "librust-fst-dev"]
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +114,39 @@ def test_slice_imports_with_vocabulary_aliases_and_evidence(deb_bank, index):
     assert via.exists()
     edge = via.select_related("to_entry").first()
     assert Alias.objects.filter(bank=bank, entry=edge.to_entry, surface=edge.evidence["via"])
+
+
+def test_every_provider_gets_an_alias_line():
+    text = (
+        "Package: exim4\nVersion: 1\nPriority: standard\nProvides: mail-transport-agent\n\n"
+        "Package: postfix\nVersion: 1\nPriority: optional\nProvides: mail-transport-agent, "
+        "Mail-Transport-Agent\n\n"
+        "Package: mutt\nVersion: 1\nDepends: mail-transport-agent\n"
+    )
+    built = debian.build_lines(debian.parse_index(text))
+    aliases = [(a["alias"], a["entry"]) for a in built.lines if a["type"] == "alias"]
+    # Every (form, provider) pair once, whatever the spelling; the edge goes to the preferred.
+    assert aliases == [
+        ("Mail-Transport-Agent", "deb:postfix"),
+        ("mail-transport-agent", "deb:exim4"),
+    ]
+    assert built.counts["aliases"] == 2
+    edge = next(e for e in built.lines if e["type"] == "edge" and e["from"] == "deb:mutt")
+    assert edge["to"] == "deb:exim4" and edge["evidence"]["via"] == "mail-transport-agent"
+
+
+def test_a_virtual_package_of_several_providers_is_ambiguous(deb_bank):
+    bank, result = deb_bank
+    providers = {"deb:gawk", "deb:mawk"}
+    assert (
+        set(Alias.objects.filter(bank=bank, normalized="awk").values_list("entry__key", flat=True))
+        == providers
+    )
+    answer = resolve(bank, "awk")
+    assert answer.status == "ambiguous" and answer.matched == "alias"
+    assert {c["key"] for c in answer.candidates} == providers
+    # The import is still one operation with a history row per alias pair.
+    assert Alias.history.filter(bank=bank, normalized="awk", history_type="+").count() == 2
 
 
 def test_direct_dependencies_agree_with_apt(deb_bank):

@@ -86,3 +86,51 @@ def test_many_new_entries_are_embedded_by_a_job_with_progress(
     assert job.kind == "embed" and job.status == "succeeded"  # eager Celery: ran at commit
     assert job.progress_done == job.progress_total == 300
     assert Entry.objects.filter(bank=bank, embedding__isnull=False).count() == 300
+
+
+def test_a_reimport_changing_entries_updates_them_set_wise_with_history(bank, other_bank):
+    counts = []
+    for target, n, tag in ((bank, 10, "a"), (other_bank, 200, "b")):
+        import_bank(target, lines(n, tag))
+        renamed = lines(n, tag).replace(f'"title": "{tag} number', f'"title": "{tag} renamed')
+        renamed = renamed.replace(
+            f'"key": "{tag}:0", ', f'"key": "{tag}:0", "status": "retired", ', 1
+        )
+        with CaptureQueriesContext(connection) as ctx:
+            result = import_bank(target, renamed)
+        counts.append(len(ctx.captured_queries))
+        assert (result["updated"], result["unchanged"], result["created"]) == (n, 0, 0)
+        op = result["operation"]
+        history = Entry.history.model.objects.filter(operation_id=op)
+        assert history.count() == n
+        assert set(history.values_list("history_type", "history_actor")) == {("~", "system")}
+        assert {t.split(" ")[1] for t in history.values_list("title", flat=True)} == {"renamed"}
+        first = Entry.objects.get(bank=target, key=f"{tag}:0")
+        assert first.status == "retired" and first.status_changed_at == first.updated_at
+        assert first.status_changed_at > first.created_at
+        assert Entry.objects.filter(bank=target, title__contains=" renamed ").count() == n
+        # Complete history: reverting the re-import restores every title and the status.
+        revert_operation(target, op, "wrong file")
+        assert Entry.objects.filter(bank=target, title__contains=" number ").count() == n
+        assert Entry.objects.get(pk=first.pk).status == "live"
+    assert counts[0] == counts[1], f"{counts[0]} statements for 10 changed, {counts[1]} for 200"
+
+
+def test_reverting_an_import_that_created_entries_costs_the_same_at_10_and_1000(
+    bank, other_bank, hashing_embedder, django_capture_on_commit_callbacks
+):
+    counts = []
+    for target, n, tag in ((bank, 10, "a"), (other_bank, 1000, "b")):
+        with django_capture_on_commit_callbacks(execute=True):
+            op = import_bank(target, lines(n, tag))["operation"]
+        assert Entry.objects.filter(bank=target, embedding__isnull=False).count() == n
+        with CaptureQueriesContext(connection) as ctx:
+            result = revert_operation(target, op, "wrong file")
+        counts.append(len(ctx.captured_queries))
+        assert not Entry.objects.filter(bank=target).exists()
+        for model, written in ((Entry, n), (Alias, n), (Edge, 2 * n)):
+            gone = model.history.model.objects.filter(
+                operation_id=result.operation.pk, history_type="-"
+            )
+            assert gone.count() == written, model
+    assert counts[0] == counts[1], f"{counts[0]} statements for 10 entries, {counts[1]} for 1,000"

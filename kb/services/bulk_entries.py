@@ -1,0 +1,307 @@
+"""The ``kind`` and ``entry`` line types of the JSON Lines import (API.md "Bulk data").
+
+Entries are written set-wise: the bank's entries are read once as plain values (no model
+instances), new entries go in by ``COPY`` with their history rows, and the entries a file
+changes are updated in one ``UPDATE … FROM`` a temporary table (:func:`update_rows`) with one
+history row each, stamped with the import operation. A re-import that changes nothing writes
+nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+from kb import audit
+from kb.errors import InvalidInput
+from kb.history_rows import copy_dicts, reserve_ids, update_rows
+from kb.models import Bank, Entry, EntryKind, EntryStatus
+from kb.services.bulk import (
+    ApplyState,
+    ImportContext,
+    PlannedLine,
+    Progress,
+    register_line_type,
+    upsert_vocabulary,
+)
+from kb.services.entries import CREATE_FIELDS, clean_entry_data, kinds_for_bank
+
+SHORT_ID = re.compile(r"^[0-9a-f]{8}$")
+IMPORTABLE_STATUSES = {
+    EntryStatus.LIVE,
+    EntryStatus.RETIRED,
+    EntryStatus.CANCELLED,
+    EntryStatus.DONE,
+}
+ENTRY_COMPARED_FIELDS = (
+    "key",
+    "title",
+    "content",
+    "summary",
+    "useful_for",
+    "systems",
+    "tasks",
+    "metadata",
+    "kind_id",
+    "status",
+    "steps",
+    "anchor_files",
+    "anchor_symbols",
+    "durable",
+    "expires_at",
+    "resolved_by_id",
+)
+PRESENT_COLUMNS = ("id", "status_changed_at", *ENTRY_COMPARED_FIELDS)
+
+
+@dataclass(slots=True)
+class Known:
+    """An entry of the bank as validation sees it (no model instance: read as values)."""
+
+    pk: int
+    short_id: str
+    key: str | None
+    title: str
+    summary: str
+    content: str
+    useful_for: str
+
+
+def known_entries(bank: Bank) -> list[Known]:
+    """The bank's entries that are not deleted, as :class:`Known` (one read)."""
+    rows = (
+        Entry.objects.filter(bank=bank)
+        .exclude(status=EntryStatus.DELETED)
+        .values_list("pk", "short_id", "key", "title", "summary", "content", "useful_for")
+    )
+    return [Known(*row) for row in rows.iterator(chunk_size=20_000)]
+
+
+class KindLines:
+    order = 0
+
+    def validate(self, ctx: ImportContext, line: int, obj: dict) -> dict:
+        allowed = {"type", "name", "weight", "container", "structural", "entity", "description"}
+        unknown = sorted(set(obj) - allowed)
+        name = obj.get("name")
+        if unknown:
+            raise InvalidInput(f"Unknown fields on a kind line: {', '.join(unknown)}.")
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9_-]{1,64}", name):
+            raise InvalidInput("A kind needs a name of lowercase letters, digits, '_' or '-'.")
+        weight = obj.get("weight", 1)
+        if not isinstance(weight, int | float) or isinstance(weight, bool):
+            raise InvalidInput("A kind's weight must be a number.")
+        data = {
+            "name": name,
+            "weight": float(weight),
+            "container": bool(obj.get("container", False)),
+            "structural": bool(obj.get("structural", False)),
+            "entity": bool(obj.get("entity", False)),
+            "description": str(obj.get("description", ""))[:300],
+        }
+        if name in ctx.kinds and ctx.kinds[name].bank_id is None:
+            return {"core": True, **data}  # core kinds are not redefined per bank
+        if name not in ctx.kinds:
+            ctx.kinds[name] = EntryKind(bank=ctx.bank, **data)  # unsaved placeholder for validation
+        return data
+
+    def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
+        upsert_vocabulary(state, EntryKind, items, "kinds")
+
+    def export(self, bank: Bank) -> Iterable[dict]:
+        for kind in EntryKind.objects.filter(bank=bank).order_by("name"):
+            yield {
+                "type": "kind",
+                "name": kind.name,
+                "weight": kind.weight,
+                "container": kind.container,
+                "structural": kind.structural,
+                "entity": kind.entity,
+                "description": kind.description,
+            }
+
+
+ENTRY_ALLOWED = tuple(f for f in CREATE_FIELDS if f != "connections")
+
+
+class EntryLines:
+    order = 1
+
+    def validate(self, ctx: ImportContext, line: int, obj: dict) -> dict:
+        body = {k: v for k, v in obj.items() if k not in ("type", "id", "status")}
+        resolved_ref = None
+        lifetime = body.get("lifetime")
+        if isinstance(lifetime, dict) and set(lifetime) == {"resolved_by"}:
+            # May point at an entry defined later in the file: check it here, bind it on apply.
+            resolved_ref = lifetime["resolved_by"]
+            if not isinstance(resolved_ref, str) or not ctx.entry_exists(resolved_ref):
+                raise InvalidInput(
+                    f"lifetime.resolved_by names no entry of the file or bank: {resolved_ref!r}."
+                )
+            body["lifetime"] = {"durable": True}
+        data = clean_entry_data(
+            ctx.bank, body, allowed=ENTRY_ALLOWED, kinds=ctx.kinds, lifetime_required=False
+        )
+        short_id = obj.get("id")
+        if short_id is not None and (not isinstance(short_id, str) or not SHORT_ID.match(short_id)):
+            raise InvalidInput("id must be 8 lowercase hexadecimal characters.")
+        status = obj.get("status", EntryStatus.LIVE)
+        if status not in IMPORTABLE_STATUSES:
+            raise InvalidInput(f"status must be one of {', '.join(sorted(IMPORTABLE_STATUSES))}.")
+        key = data.get("key")
+        by_id = ctx.existing_by_id.get(short_id) if short_id else None
+        by_key = ctx.existing_by_key.get(key) if key else None
+        if by_id and by_key and by_id.pk != by_key.pk:
+            raise InvalidInput(
+                f"id {short_id!r} and key {key!r} name two different existing entries."
+            )
+        data["status"] = status
+        data["short_id"] = short_id
+        data["resolved_ref"] = resolved_ref
+        data["existing"] = by_id or by_key
+        if "lifetime" not in obj:
+            data.update({"durable": True, "expires_at": None, "resolved_by": None})
+        return data
+
+    def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
+        """New entries by COPY (ids reserved first, so a ``lifetime.resolved_by`` naming an
+        entry of the file binds in the same row), changed ones in one set-wise UPDATE."""
+        now = timezone.now()
+        actor = audit.current().actor
+        kinds = kinds_for_bank(state.bank)  # after the kind phase: declared kinds now have ids
+        # The bank's entries as they are now, in the transaction: what the file compares with.
+        present = {
+            row[0]: row
+            for row in Entry.objects.filter(bank=state.bank)
+            .exclude(status=EntryStatus.DELETED)
+            .values_list("pk", *PRESENT_COLUMNS[1:])
+            .iterator(chunk_size=20_000)
+        }
+        # Every short_id the bank has ever used (deleted entries keep theirs), in one read.
+        taken = set(Entry.objects.filter(bank=state.bank).values_list("short_id", flat=True))
+        new_items = [item for item in items if item.data["existing"] is None]
+        new_ids = iter(reserve_ids(Entry, len(new_items)))
+        planned: list[tuple[dict, dict | None, str | None]] = []  # values, present, resolved
+        created: list[dict] = []
+        for item in items:
+            data = item.data
+            existing = data["existing"]
+            values = {
+                k: v
+                for k, v in data.items()
+                if k not in ("existing", "short_id", "resolved_ref", "resolved_by", "kind")
+            }
+            values["kind_id"] = kinds[data["kind"].name].pk
+            if data.get("resolved_by") is not None:
+                values["resolved_by_id"] = data["resolved_by"].pk
+            elif "resolved_by" in data:
+                values["resolved_by_id"] = None
+            if existing is None:
+                pk = next(new_ids)
+                short_id = data["short_id"] or _fresh_short_id(taken)
+                taken.add(short_id)
+                values.update(
+                    id=pk,
+                    bank_id=state.bank.pk,
+                    short_id=short_id,
+                    created_by=actor,
+                    created_at=now,
+                    updated_at=now,
+                    status_changed_at=now,
+                )
+                created.append(values)
+                state.by_ref[short_id] = pk
+                if values.get("key"):
+                    state.by_ref[values["key"]] = pk
+                planned.append((values, None, data["resolved_ref"]))
+            else:
+                row = present.get(existing.pk)
+                if row is None:  # deleted or moved since validation
+                    raise InvalidInput(
+                        f"line {item.line}: entry {existing.short_id} was deleted meanwhile."
+                    )
+                current = dict(zip(PRESENT_COLUMNS, row, strict=True))
+                planned.append((values, current, data["resolved_ref"]))
+        changed: dict[int, dict] = {}  # by id: two lines naming one entry, the last wins
+        for values, current, resolved_ref in planned:
+            if resolved_ref is not None:  # bound now that every entry of the file has an id
+                values.update(
+                    durable=False, expires_at=None, resolved_by_id=state.by_ref[resolved_ref]
+                )
+            if current is None:
+                continue
+            differs = [k for k in ENTRY_COMPARED_FIELDS if k in values and current[k] != values[k]]
+            if not differs:
+                state.counts["unchanged"] += 1
+                continue
+            row = {**current, **{k: values[k] for k in ENTRY_COMPARED_FIELDS if k in values}}
+            if "status" in differs:
+                row["status_changed_at"] = now
+            row["updated_at"] = now
+            changed[row["id"]] = row
+        if created:
+            copy_dicts(
+                Entry,
+                created,
+                ids=[v["id"] for v in created],
+                progress=progress,
+                phase="writing entries",
+                when=now,
+            )
+            state.counts["created"] += len(created)
+            state.changed_entry_ids.update(v["id"] for v in created)
+        if changed:
+            columns = [*ENTRY_COMPARED_FIELDS, "status_changed_at", "updated_at"]
+            update_rows(Entry, list(changed.values()), columns, when=now)
+            state.counts["updated"] += len(changed)
+            state.changed_entry_ids.update(changed)
+        if progress:
+            progress("writing", len(items), len(items))
+
+    def export(self, bank: Bank) -> Iterable[dict]:
+        entries = (
+            Entry.objects.filter(bank=bank, status__in=IMPORTABLE_STATUSES)
+            .select_related("kind", "resolved_by")
+            .order_by("created_at", "id")
+        )
+        for e in entries.iterator(chunk_size=2000):
+            yield entry_line(e)
+
+
+def _fresh_short_id(taken: set[str]) -> str:
+    from kb.models import new_short_id
+
+    while True:
+        candidate = new_short_id()
+        if candidate not in taken:
+            return candidate
+
+
+def entry_line(e: Entry) -> dict:
+    line = {
+        "type": "entry",
+        "id": e.short_id,
+        "key": e.key,
+        "title": e.title,
+        "content": e.content,
+        "summary": e.summary,
+        "useful_for": e.useful_for,
+        "kind": e.kind.name,
+        "systems": e.systems,
+        "tasks": e.tasks,
+        "metadata": e.metadata,
+        "lifetime": e.lifetime,
+        "anchors": {"files": e.anchor_files, "symbols": e.anchor_symbols},
+        "steps": e.steps,
+        "status": e.status,
+    }
+    if line["key"] is None:
+        del line["key"]
+    return line
+
+
+register_line_type("kind", KindLines())
+register_line_type("entry", EntryLines())
