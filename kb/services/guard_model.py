@@ -35,6 +35,7 @@ LAMBDA_SIGNALS = 0.1
 THRESHOLD = 0.6
 THRESHOLD_SIGNALS_ONLY = 0.7
 NEAREST = 2
+NEAREST_MIN_SIMILARITY = 0.35
 
 
 def fit(x: np.ndarray, y: np.ndarray, lambdas: np.ndarray, iterations: int = 100) -> np.ndarray:
@@ -118,7 +119,7 @@ def model() -> Model:
 
 
 _embedder = None
-_embedder_lock = threading.Lock()
+_embedder_lock = threading.RLock()
 _embedder_failed = False
 
 
@@ -137,11 +138,26 @@ def _embed(text: str) -> np.ndarray | None:
                     _embedder = (
                         configured if isinstance(configured, MiniLMEmbedder) else MiniLMEmbedder()
                     )
-        return np.asarray(_embedder.embed([text])[0], dtype=np.float64)
+        with _embedder_lock:
+            return np.asarray(_one_thread(_embedder.embed, text), dtype=np.float64)
     except Exception:  # noqa: BLE001 - the guard must never fail a write; it degrades instead
         logger.exception("The guard could not load MiniLM; it judges by its signals alone.")
         _embedder_failed = True
         return None
+
+
+def _one_thread(embed, text: str) -> list[float]:
+    """Embed one short text on one intra-op thread: on a busy 2-core box torch's thread pool
+    spins against other processes and one sentence took 0.5 s on two threads, 45 ms on one.
+    The process-wide setting is restored at once (callers hold ``_embedder_lock``)."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return embed([text])[0]
+    finally:
+        torch.set_num_threads(previous)
 
 
 @dataclass
@@ -172,5 +188,8 @@ def judge(text: str, vector: np.ndarray | None = None, *, use_embedding: bool = 
     if verdict.refused:
         similarity = m.reference_vectors @ vector.astype(np.float32)
         best = np.argsort(-similarity, kind="stable")[:NEAREST]
-        verdict.nearest = [(m.reference_texts[i], round(float(similarity[i]), 2)) for i in best]
+        nearest = [(m.reference_texts[i], round(float(similarity[i]), 2)) for i in best]
+        # Examples explain a refusal when they are alike, or when no signal fired at all.
+        alike = [pair for pair in nearest if pair[1] >= NEAREST_MIN_SIMILARITY]
+        verdict.nearest = alike if verdict.signals else nearest
     return verdict

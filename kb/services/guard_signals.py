@@ -126,7 +126,9 @@ _LASTING = re.compile(
     r"comes? from|the fix|workaround|per the|policy|whenever|every time|each time|usually|"
     r"typically|mostly|only|any|every|each|all|expects?|counts? as|treated as|applies|apply|"
     r"is limited|are limited|at most|at least|up to|within|if|when|unless|since \d{4}|"
-    r"learned|lesson|rule|in general|by default|point to|points to|leads? to)\b",
+    r"learned|lesson|rule|in general|by default|point to|points to|leads? to|"
+    r"(in|from|since|after|before) ((early|late|mid) )?(january|february|march|april|may|june|"
+    r"july|august|september|october|november|december )?(19|20)\d\d)\b",
     _I,
 )
 _INSTRUCTION = re.compile(
