@@ -144,8 +144,15 @@ def main() -> None:
         files_of = np.array([r["file"] for r in training])
         print("\ncross-validation: train on the other training files, test on one")
         print(HEADER)
+        misses = []
         for name in guard_model.TRAINING_FILES:
-            print(line(f"  test {name}", fold(training, vectors, files_of == name)))
+            tested = fold(training, vectors, files_of == name)
+            print(line(f"  test {name}", tested))
+            misses += [r for r in tested if r["refused"] != (r["label"] == "refuse")]
+        if args.show:
+            for row in misses:
+                wrong = "refused" if row["refused"] else "accepted"
+                print(f"  [{row['file']}: {row['label']} wrongly {wrong}] {row['text']}")
         domains = np.array([r["domain"] for r in training])
         held = []
         for domain in sorted(set(domains)):

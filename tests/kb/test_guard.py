@@ -197,3 +197,25 @@ def test_session_reports_in_any_wording_are_refused_with_the_words_matched(text)
 )
 def test_lasting_lessons_with_commands_paths_numbers_and_dates_pass(text):
     assert guard_reasons({"title": "", "content": text}) == []
+
+
+def test_a_post_mortem_told_in_the_past_tense_passes_and_a_run_report_does_not():
+    post_mortem = (
+        "On 2024-03-02 at 10:14 we deployed v2.3 and the API went down. We rolled back at "
+        "10:40. Root cause: the orders table had no index on customer_id, and the new query "
+        "scanned it. Lesson: always add indexes in a migration that runs before the deploy."
+    )
+    run_report = (
+        "Deployed to staging at 14:00. Ran the smoke tests. Three failed on the login page. "
+        "Rolled back and opened a ticket. Waiting on the auth team."
+    )
+    assert guard_reasons({"content": post_mortem}) == []
+    assert guard_reasons({"content": run_report})
+
+
+def test_the_classifier_reads_the_opening_of_a_long_text():
+    opening = "Consumer lag on the orders topic is climbing right now, 2M messages behind. "
+    long_text = opening * 20_000
+    verdict = judge(long_text)
+    assert verdict.refused
+    assert verdict.probability == judge(long_text[: guard_model.CLASSIFIED_CHARS]).probability
