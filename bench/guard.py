@@ -77,18 +77,14 @@ def hard(text: str) -> list[str]:
     return [reason for rule in HARD_RULES if (reason := rule(text))]
 
 
-def decide(rows: list[dict], vectors: np.ndarray, w_full=None) -> None:
+def decide(rows: list[dict], vectors: np.ndarray, model=None) -> None:
     """Set ``refused`` and ``reasons`` on each row: the hard rules, then the classifier (the
-    shipped one, or the weights ``w_full``)."""
+    shipped one, or ``model``)."""
     for row, vector in zip(rows, vectors, strict=True):
         reasons = hard(row["text"])
         if not reasons:
-            if w_full is None:
-                reason = narration_reason(guard_model.judge(row["text"], vector))
-            else:
-                features = guard_model.feature_matrix([row["text"]])[0]
-                p = float(guard_model.probability(w_full, np.r_[vector, features]))
-                reason = f"classifier {p:.2f}" if p >= guard_model.THRESHOLD else None
+            verdict = guard_model.judge(row["text"], vector, with_model=model)
+            reason = narration_reason(verdict)
             reasons = [reason] if reason else []
         row["reasons"], row["refused"] = reasons, bool(reasons)
 
@@ -106,8 +102,11 @@ def report(title: str, rows: list[dict], by: str = "domain") -> None:
 def fold(rows, vectors, test_mask) -> list[dict]:
     train = [r for r, t in zip(rows, test_mask, strict=True) if not t]
     test = [dict(r) for r, t in zip(rows, test_mask, strict=True) if t]
-    arrays = guard_model.train(train, vectors[~test_mask])
-    decide(test, vectors[test_mask], arrays["w_full"])
+    decide(
+        test,
+        vectors[test_mask],
+        guard_model.Model.of(guard_model.train(train, vectors[~test_mask])),
+    )
     return test
 
 

@@ -118,7 +118,7 @@ def narration_reason(verdict: Verdict) -> str | None:
     """The refusal of a classifier verdict, quoting its signals and nearest examples."""
     if not verdict.refused:
         return None
-    why = "; ".join(verdict.signals) or "its wording as a whole"
+    why = "; ".join(verdict.signals) or "its wording as a whole, like the examples below"
     reason = (
         "It reads as a session report or transient state, not a lasting lesson "
         f"(score {verdict.probability:.2f} >= {verdict.threshold}): {why}."
@@ -148,9 +148,15 @@ def guard_reasons(data: dict) -> list[str]:
     """Every reason the payload is not a learning (empty when it is one)."""
     text = _text(data)
     reasons = [reason for rule in HARD_RULES if (reason := rule(text))]
-    if not reasons and (reason := transient_narration(text)):  # the classifier embeds: skip
-        reasons.append(reason)  # it when a hard rule already refused
-    return reasons
+    if reasons:
+        return reasons  # the classifier embeds: no need once a hard rule refused
+    # The classifier was trained on statements: it judges the content, and a refusal stands
+    # only if the whole entry (title, summary, useful_for around it) reads as a report too.
+    statement = str(data.get("content") or "").strip() or text
+    reason = transient_narration(statement)
+    if reason and statement != text.strip() and transient_narration(text) is None:
+        reason = None
+    return [reason] if reason else []
 
 
 def check_learning(data: dict) -> None:

@@ -39,7 +39,7 @@ NEAREST = 2
 # characters) and the signals cost ~20 µs a character, so a 2 MB entry is judged in
 # milliseconds, not seconds. The hard rules still read the whole text.
 CLASSIFIED_CHARS = 2000
-NEAREST_MIN_SIMILARITY = 0.35
+NEAREST_MIN_SIMILARITY = 0.3
 
 
 def fit(x: np.ndarray, y: np.ndarray, lambdas: np.ndarray, iterations: int = 100) -> np.ndarray:
@@ -104,17 +104,22 @@ class Model:
     data_hash: str
 
     @classmethod
+    def of(cls, data) -> Model:
+        """The model of the arrays :func:`train` returns (or a loaded model file)."""
+        if [str(name) for name in data["features"]] != FEATURES:
+            raise ValueError("The guard model was trained on other signals; retrain it.")
+        return cls(
+            w_full=data["w_full"],
+            w_signals=data["w_signals"],
+            reference_vectors=data["reference_vectors"].astype(np.float32),
+            reference_texts=[str(t) for t in data["reference_texts"]],
+            data_hash=str(data["data_hash"]),
+        )
+
+    @classmethod
     def load(cls, path: Path = MODEL_PATH) -> Model:
         with np.load(path, allow_pickle=False) as data:
-            if list(data["features"]) != FEATURES:
-                raise ValueError(f"{path} was trained on other signals; run bench/guard.py --train")
-            return cls(
-                w_full=data["w_full"],
-                w_signals=data["w_signals"],
-                reference_vectors=data["reference_vectors"].astype(np.float32),
-                reference_texts=[str(t) for t in data["reference_texts"]],
-                data_hash=str(data["data_hash"]),
-            )
+            return cls.of(data)
 
 
 @lru_cache(maxsize=1)
@@ -171,15 +176,23 @@ class Verdict:
     signals: list[str] = field(default_factory=list)
     nearest: list[tuple[str, float]] = field(default_factory=list)
     with_embedding: bool = True
+    explained: bool = True
 
     @property
     def refused(self) -> bool:
-        return self.probability >= self.threshold
+        return self.probability >= self.threshold and self.explained
 
 
-def judge(text: str, vector: np.ndarray | None = None, *, use_embedding: bool = True) -> Verdict:
-    """The classifier's verdict on ``text``; ``vector`` skips embedding when already known."""
-    m = model()
+def judge(
+    text: str,
+    vector: np.ndarray | None = None,
+    *,
+    use_embedding: bool = True,
+    with_model: Model | None = None,
+) -> Verdict:
+    """The classifier's verdict on ``text``; ``vector`` skips embedding when already known,
+    ``with_model`` replaces the shipped model (cross-validation)."""
+    m = with_model or model()
     text = text[:CLASSIFIED_CHARS]
     features, quoted = signals(text)
     features = np.asarray(features, dtype=np.float64)
@@ -187,14 +200,16 @@ def judge(text: str, vector: np.ndarray | None = None, *, use_embedding: bool = 
         vector = _embed(text)
     if vector is None:
         p = float(probability(m.w_signals, features))
-        return Verdict(p, THRESHOLD_SIGNALS_ONLY, [q for _n, q in quoted], with_embedding=False)
+        verdict = Verdict(p, THRESHOLD_SIGNALS_ONLY, [q for _n, q in quoted], with_embedding=False)
+        verdict.explained = bool(verdict.signals)
+        return verdict
     p = float(probability(m.w_full, np.r_[vector, features]))
     verdict = Verdict(p, THRESHOLD, [q for _n, q in quoted])
-    if verdict.refused:
-        similarity = m.reference_vectors @ vector.astype(np.float32)
-        best = np.argsort(-similarity, kind="stable")[:NEAREST]
-        nearest = [(m.reference_texts[i], round(float(similarity[i]), 2)) for i in best]
-        # Examples explain a refusal when they are alike, or when no signal fired at all.
-        alike = [pair for pair in nearest if pair[1] >= NEAREST_MIN_SIMILARITY]
-        verdict.nearest = alike if verdict.signals else nearest
+    similarity = m.reference_vectors @ vector.astype(np.float32)
+    best = np.argsort(-similarity, kind="stable")[:NEAREST]
+    nearest = [(m.reference_texts[i], round(float(similarity[i]), 2)) for i in best]
+    # A refusal needs a reason to give: a signal that fired, or a labelled report that is
+    # alike. The embedding alone (a score with nothing to quote) refused real recipes.
+    verdict.nearest = [pair for pair in nearest if pair[1] >= NEAREST_MIN_SIMILARITY]
+    verdict.explained = bool(verdict.signals) or bool(verdict.nearest)
     return verdict

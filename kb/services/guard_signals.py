@@ -93,14 +93,15 @@ _ONE_EVENT = re.compile(
 _PLAN = re.compile(
     r"(\bnext( step| up| on [^:]{1,40})?\s*:|\bnext,? (i|we)('ll| will)|\b(i|we)('ll| will| "
     r"am going to| are going to)\b|\b(i'm|i am|we're|we are) going to\b|^\s*will [a-z]+\b|"
-    r"\bwill (be )?[a-z]+(ed)? (once|after|when|as soon as|by|on|tomorrow|tonight|later|next)\b"
+    r"\bwill be [a-z]+(ed|en|t) (once|after|as soon as|by|on|tomorrow|tonight|later|next)\b"
     r"|\bshould have (it|them|this) by\b|\bwill (report|update|follow up|send|check) (back|"
     r"once|when|later|tomorrow)|\blet me\b|\bwip\b|\btodo:)",
     _I | re.MULTILINE,
 )
 _PROGRESS = re.compile(
-    r"\b(\d[\d,.]* (of|out of) \d[\d,.]*\b(?! (the|our|every|each)\b)|(?<![\w/.])\d+/\d+"
-    r"(?![\w/.])|day \d+ of \d+|step \d+ of \d+|to go\b|remaining\b|so far\b|target \d|"
+    r"\b(\d[\d,.]* (of|out of) \d[\d,.]*\b(?! (the|our|every|each)\b)|(?<![\w/.])\d+/\d+ (done|complete|completed|passed|"
+    r"failed|green|finished|migrated|processed|ready|healthy|up|left|checked)|(at|epoch|step|"
+    r"batch|shard|page|phase) \d+/\d+(?![\w/.])|day \d+ of \d+|step \d+ of \d+|to go\b|remaining\b|so far\b|target \d|"
     r"(i'm|i am|we're|we are) (now |currently |still )?(working|trying|looking|chasing|"
     r"covering|waiting|reviewing|drafting|screening|switching|investigating)|investigating\b|"
     r"a new record|no errors|no criticals|looks? (good|fine|off)|seems (fine|ok)|works again|"
@@ -124,7 +125,7 @@ _LASTING = re.compile(
     r"\b(because|so that|must|never|always|otherwise|unless|requires?|required|needs?|should|"
     r"cannot|don't|do not|does not|doesn't|avoid|to prevent|instead|means|caused by|"
     r"comes? from|the fix|workaround|per the|policy|whenever|every time|each time|usually|"
-    r"typically|mostly|only|any|every|each|all|expects?|counts? as|treated as|applies|apply|"
+    r"typically|typical|mostly|only|any|every|each|all|expects?|counts? as|treated as|applies|apply|"
     r"is limited|are limited|at most|at least|up to|within|if|when|unless|since \d{4}|"
     r"learned|lesson|rule|in general|by default|point to|points to|leads? to|"
     r"(in|from|since|after|before) ((early|late|mid) )?(january|february|march|april|may|june|"
