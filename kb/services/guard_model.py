@@ -34,6 +34,7 @@ LAMBDA_EMBEDDING = 0.1
 LAMBDA_SIGNALS = 0.1
 THRESHOLD = 0.6
 THRESHOLD_SIGNALS_ONLY = 0.7
+THRESHOLD_UNSIGNALLED = 0.8
 NEAREST = 2
 # The classifier reads the opening of a text: MiniLM sees 256 word pieces (about 1,200
 # characters) and the signals cost ~20 µs a character, so a 2 MB entry is judged in
@@ -137,11 +138,15 @@ def _embed(text: str) -> np.ndarray | None:
     global _embedder, _embedder_failed
     if _embedder_failed:
         return None
+    from kb.services.embedding import HashingEmbedder, get_embedder
+
+    if isinstance(get_embedder(), HashingEmbedder):
+        return None  # the unit-test-only embedder: no model is loaded, signals judge alone
     try:
         if _embedder is None:
             with _embedder_lock:
                 if _embedder is None:
-                    from kb.services.embedding import MiniLMEmbedder, get_embedder
+                    from kb.services.embedding import MiniLMEmbedder
 
                     configured = get_embedder()
                     _embedder = (
@@ -192,7 +197,7 @@ def judge(
 ) -> Verdict:
     """The classifier's verdict on ``text``; ``vector`` skips embedding when already known,
     ``with_model`` replaces the shipped model (cross-validation)."""
-    m = with_model or model()
+    m = with_model if with_model is not None else model()
     text = text[:CLASSIFIED_CHARS]
     features, quoted = signals(text)
     features = np.asarray(features, dtype=np.float64)
@@ -208,8 +213,12 @@ def judge(
     similarity = m.reference_vectors @ vector.astype(np.float32)
     best = np.argsort(-similarity, kind="stable")[:NEAREST]
     nearest = [(m.reference_texts[i], round(float(similarity[i]), 2)) for i in best]
-    # A refusal needs a reason to give: a signal that fired, or a labelled report that is
-    # alike. The embedding alone (a score with nothing to quote) refused real recipes.
+    # A refusal needs a reason to give: a signal that fired, or labelled reports that are
+    # alike (cosine >= 0.3) and a score >= 0.8. The embedding alone at 0.6 refused terse
+    # descriptions ("How a release reaches production.").
     verdict.nearest = [pair for pair in nearest if pair[1] >= NEAREST_MIN_SIMILARITY]
-    verdict.explained = bool(verdict.signals) or bool(verdict.nearest)
+    if not verdict.signals:
+        # Without a signal to quote, only alike examples and a higher score can refuse.
+        verdict.threshold = THRESHOLD_UNSIGNALLED
+        verdict.explained = bool(verdict.nearest)
     return verdict
