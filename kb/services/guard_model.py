@@ -138,9 +138,13 @@ def _embed(text: str) -> np.ndarray | None:
     global _embedder, _embedder_failed
     if _embedder_failed:
         return None
-    from kb.services.embedding import HashingEmbedder, get_embedder
+    from kb.services.embedding import EmbedderError, HashingEmbedder, get_embedder
 
-    if isinstance(get_embedder(), HashingEmbedder):
+    try:
+        configured = get_embedder()
+    except EmbedderError:
+        configured = None  # a misconfigured remote embedder: the guard still has MiniLM
+    if isinstance(configured, HashingEmbedder):
         return None  # the unit-test-only embedder: no model is loaded, signals judge alone
     try:
         if _embedder is None:
@@ -148,15 +152,14 @@ def _embed(text: str) -> np.ndarray | None:
                 if _embedder is None:
                     from kb.services.embedding import MiniLMEmbedder
 
-                    configured = get_embedder()
                     _embedder = (
                         configured if isinstance(configured, MiniLMEmbedder) else MiniLMEmbedder()
                     )
         with _embedder_lock:
             return np.asarray(_one_thread(_embedder.embed, text), dtype=np.float64)
     except Exception:  # noqa: BLE001 - the guard must never fail a write; it degrades instead
-        logger.exception("The guard could not load MiniLM; it judges by its signals alone.")
-        _embedder_failed = True
+        logger.exception("The guard could not embed with MiniLM; it judges by its signals alone.")
+        _embedder_failed = _embedder is None  # a model that never loaded is not retried
         return None
 
 
