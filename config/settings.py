@@ -227,6 +227,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # PATCH bodies say their own required fields (a reason is required on every PATCH).
+    "COMPONENT_SPLIT_PATCH": False,
+    # 3.1: JSON Schema 2020-12 (propertyNames for the keys of free-form objects).
+    "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "kb.api.openapi.declare_error_answers",

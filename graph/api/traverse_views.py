@@ -22,6 +22,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from graph.api.schemas import EdgeCreateSerializer
 from graph.edges.links import correct_edges
 from graph.retrieval import history
 from graph.traversal import questions, requests
@@ -29,7 +30,9 @@ from graph.traversal import walk as traverse
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
+from kb.api.openapi import schema_keywords
 from kb.api.params import reject_unknown
+from kb.api.schemas import NonBlankField
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Bank, Scope
 from kb.services.entries import find_entry
@@ -118,14 +121,24 @@ class ChangesResponseSerializer(serializers.Serializer):
         return fields
 
 
+class AppendedEdgeSerializer(EdgeCreateSerializer):
+    reason = None  # one reason for the whole correction
+
+
+@schema_keywords(
+    anyOf=[
+        {"type": "object", "required": ["reason", name], "properties": {name: {"minItems": 1}}}
+        for name in ("close", "append")
+    ]
+)
 class CorrectionRequestSerializer(serializers.Serializer):
-    close = serializers.ListField(child=serializers.IntegerField(), required=False)
-    append = serializers.ListField(
-        child=serializers.DictField(),
+    close = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
+    append = AppendedEdgeSerializer(
+        many=True,
         required=False,
         help_text="Edges to append: {from, to, relation, valid_from, valid_to, note, evidence}.",
     )
-    reason = serializers.CharField()
+    reason = NonBlankField()
 
 
 class CorrectionResultSerializer(serializers.Serializer):
