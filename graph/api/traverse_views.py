@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -27,12 +27,20 @@ from graph.edges.links import correct_edges
 from graph.retrieval import history
 from graph.traversal import questions, requests
 from graph.traversal import walk as traverse
+from graph.traversal.walk import (
+    DIRECTIONS,
+    MAX_DEPTH,
+    MAX_EVIDENCE_TOKENS,
+    MAX_EXPANSIONS,
+    MAX_PATHS,
+    MAX_RELATIONS_PER_STEP,
+)
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
 from kb.api.openapi import schema_keywords
 from kb.api.params import reject_unknown
-from kb.api.schemas import NonBlankField
+from kb.api.schemas import InstantField, NonBlankField
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Bank, Scope
 from kb.services.entries import find_entry
@@ -40,29 +48,95 @@ from kb.services.entries import find_entry
 # --- schema documentation (validation lives in the services) ------------------------------------
 
 
-class TraverseStepSerializer(serializers.Serializer):
-    relations = serializers.ListField(child=serializers.CharField())
-    direction = serializers.CharField(default="out", help_text="out, in or both.")
-
-
-class TraverseRequestSerializer(serializers.Serializer):
-    start = serializers.JSONField(help_text='An entry id, {"key": "..."} or {"name": "..."}.')
-    steps = TraverseStepSerializer(many=True, required=False, help_text="One allow-list per hop.")
-    relations = serializers.ListField(
-        child=serializers.CharField(), required=False, help_text="Same allow-list every hop."
+def _relation_names(**kwargs):
+    return serializers.ListField(
+        child=NonBlankField(), min_length=1, max_length=MAX_RELATIONS_PER_STEP, **kwargs
     )
-    direction = serializers.CharField(required=False, help_text="out, in or both (default out).")
-    max_depth = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=10)
-    max_expansions = serializers.IntegerField(required=False, default=200, max_value=100_000)
-    max_paths = serializers.IntegerField(required=False, default=25, max_value=10_000)
-    max_evidence_tokens = serializers.IntegerField(required=False, default=2000)
-    valid_at = serializers.CharField(required=False, allow_null=True)
-    as_of = serializers.CharField(required=False, allow_null=True)
+
+
+class TraverseStepSerializer(serializers.Serializer):
+    relations = _relation_names()
+    direction = serializers.ChoiceField(
+        choices=DIRECTIONS, required=False, allow_null=True, help_text="out (default), in, both."
+    )
+
+
+_START_TEXT = {"type": "string", "pattern": schemas.NONBLANK, "maxLength": 300}
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            _START_TEXT,
+            *(
+                {
+                    "type": "object",
+                    "properties": {how: _START_TEXT},
+                    "required": [how],
+                    "additionalProperties": False,
+                }
+                for how in ("id", "key", "name")
+            ),
+        ]
+    }
+)
+class StartField(serializers.JSONField):
+    """An entry id, or one of {"id"}, {"key"}, {"name"}."""
+
+
+def _limit(low: int, high: int, **kwargs):
+    return serializers.IntegerField(
+        required=False, allow_null=True, min_value=low, max_value=high, **kwargs
+    )
+
+
+@schema_keywords(
+    # Either steps (each with its own direction) or relations (+ direction): exactly one.
+    anyOf=[
+        {
+            "type": "object",
+            "required": ["start", "steps"],
+            "properties": {
+                "steps": {"type": "array"},
+                "relations": {"type": "null"},
+                "direction": {"type": "null"},
+            },
+        },
+        {
+            "type": "object",
+            "required": ["start", "relations"],
+            "properties": {"relations": {"type": "array"}, "steps": {"type": "null"}},
+        },
+    ]
+)
+class TraverseRequestSerializer(serializers.Serializer):
+    start = StartField(help_text='An entry id, {"key": "..."} or {"name": "..."}.')
+    steps = serializers.ListField(
+        child=TraverseStepSerializer(),
+        required=False,
+        allow_null=True,
+        min_length=1,
+        max_length=MAX_DEPTH,
+        help_text="One allow-list per hop.",
+    )
+    relations = _relation_names(
+        required=False, allow_null=True, help_text="Same allow-list every hop."
+    )
+    direction = serializers.ChoiceField(
+        choices=DIRECTIONS, required=False, allow_null=True, help_text="With relations only."
+    )
+    max_depth = _limit(1, MAX_DEPTH)
+    max_expansions = _limit(1, MAX_EXPANSIONS, default=200)
+    max_paths = _limit(1, MAX_PATHS, default=25)
+    max_evidence_tokens = _limit(0, MAX_EVIDENCE_TOKENS, default=2000)
+    valid_at = InstantField(required=False, allow_null=True)
+    as_of = serializers.DateTimeField(required=False, allow_null=True)
     kinds = serializers.ListField(
         child=serializers.CharField(),
         required=False,
         allow_null=True,
         min_length=1,
+        max_length=100,
         help_text="Allow-list of entry kinds the walk may reach (the start is exempt).",
     )
 

@@ -2,6 +2,12 @@
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
+# What PostgreSQL cannot store and ``kb.inputs`` refuses in every string: NUL and lone
+# surrogates.
+# NUL only: schemathesis's generator drops a pattern holding a surrogate range, and a lone
+# surrogate is no Unicode scalar value, so no generator of JSON text produces one.
+STORABLE_TEXT = "^[^\\x00]*$"
+
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
     target_class = "kb.api.auth.BearerTokenAuthentication"
@@ -60,11 +66,33 @@ def schema_keywords(**keywords):
     return register
 
 
+# Any JSON value a request may carry inside a free-form field (metadata values, evidence, a
+# split's parts): its strings and keys, at every depth, are storable text.
+ANY_STORABLE = {"$ref": "#/components/schemas/StorableJSON"}
+STORABLE_JSON = {
+    "description": "Any JSON value whose strings and keys contain no NUL character.",
+    "anyOf": [
+        {"type": ["null", "boolean", "number"]},
+        {"type": "string", "pattern": STORABLE_TEXT},
+        {"type": "array", "items": ANY_STORABLE},
+        {
+            "type": "object",
+            "propertyNames": {"pattern": STORABLE_TEXT},
+            "additionalProperties": ANY_STORABLE,
+        },
+    ],
+}
+
+
 def _needs_content(schema, schemas: dict) -> bool:
     ref = (schema or {}).get("$ref", "")
     if ref.startswith("#/components/schemas/"):
         schema = schemas.get(ref.rsplit("/", 1)[1], {})
-    return bool(schema.get("required") or schema.get("anyOf") or schema.get("oneOf"))
+    keys = ("required", "anyOf", "oneOf", "minLength")
+    return any(schema.get(key) for key in keys) or schema.get("pattern") not in (
+        None,
+        STORABLE_TEXT,
+    )
 
 
 def _close_objects(node, schemas: dict, seen: set) -> None:
@@ -87,10 +115,16 @@ def _close_objects(node, schemas: dict, seen: set) -> None:
         return
     if "properties" in node and "additionalProperties" not in node:
         node["additionalProperties"] = False
+    for key in ("additionalProperties", "items"):
+        if node.get(key) == {}:
+            node[key] = dict(ANY_STORABLE)
     for key, value in node.items():
         if key == "properties" and isinstance(value, dict):
-            for schema in value.values():
-                _close_objects(schema, schemas, seen)
+            for name, schema in value.items():
+                if schema == {} or set(schema) <= {"description"}:
+                    value[name] = {**schema, **ANY_STORABLE}
+                else:
+                    _close_objects(schema, schemas, seen)
         elif key != "additionalProperties" and isinstance(value, dict | list):
             _close_objects(value, schemas, seen)
 
@@ -99,11 +133,6 @@ def _close_objects(node, schemas: dict, seen: set) -> None:
 INTEGER_PATH_IDS = ("edge_id", "op_id")
 
 
-# What PostgreSQL cannot store and ``kb.inputs`` refuses in every string: NUL and lone
-# surrogates.
-# NUL only: schemathesis's generator drops a pattern holding a surrogate range, and a lone
-# surrogate is no Unicode scalar value, so no generator of JSON text produces one.
-STORABLE_TEXT = "^[^\\x00]*$"
 TEXT_KEYWORDS = ("format", "enum", "pattern", "const")
 
 
@@ -163,6 +192,7 @@ def declare_error_answers(result, generator, request, public):
                     else:
                         schemas[component][key] = value
     closed: set[str] = set()
+    schemas["StorableJSON"] = STORABLE_JSON
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
             if method not in ("get", "post", "put", "patch", "delete"):
@@ -188,9 +218,9 @@ def declare_error_answers(result, generator, request, public):
                 _storable_strings(media.get("schema"))
                 if media_type == "application/json":
                     _close_objects(media.get("schema"), schemas, closed)
-                    if _needs_content(media.get("schema"), schemas):
-                        # An empty body reads as {}: a body that must hold something is required.
-                        operation["requestBody"]["required"] = True
+                if _needs_content(media.get("schema"), schemas):
+                    # An empty body reads as {} (or ""): one that must hold something is required.
+                    operation["requestBody"]["required"] = True
     # Components serve requests and answers alike; no answer holds what cannot be stored.
     _storable_strings(schemas)
     return result

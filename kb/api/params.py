@@ -81,7 +81,9 @@ def unknown_fields(serializer, data, path: str = "") -> list[str]:
         field = fields.get(name)
         if field is None or field.read_only:
             found.append(where)
-        elif isinstance(field, serializers.ListSerializer) and isinstance(value, list):
+        elif isinstance(field, serializers.ListSerializer | serializers.ListField) and (
+            isinstance(value, list) and isinstance(field.child, serializers.Serializer)
+        ):
             for index, item in enumerate(value):
                 found += unknown_fields(field.child, item, f"{where}[{index}]")
         elif isinstance(field, serializers.Serializer):

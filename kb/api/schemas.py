@@ -92,8 +92,16 @@ class ErrorEnvelope(serializers.Serializer):
 
 
 class AnchorsSerializer(serializers.Serializer):
-    files = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
-    symbols = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
+    files = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=500),
+        required=False,
+        allow_null=True,
+    )
+    symbols = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=300),
+        required=False,
+        allow_null=True,
+    )
 
 
 class ConnectionSerializer(serializers.Serializer):
@@ -109,13 +117,21 @@ class EntryWriteSerializer(serializers.Serializer):
     useful_for = serializers.CharField(required=False, allow_blank=True)
     kind = serializers.CharField(required=False)
     key = serializers.CharField(required=False, allow_null=True)
-    systems = serializers.ListField(child=serializers.CharField(), required=False)
-    tasks = serializers.ListField(child=serializers.CharField(), required=False)
-    metadata = serializers.DictField(required=False)
+    systems = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=100),
+        required=False,
+        allow_null=True,
+    )
+    tasks = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=200),
+        required=False,
+        allow_null=True,
+    )
+    metadata = serializers.DictField(required=False, allow_null=True)
     lifetime = LifetimeField(
         help_text='Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}.'
     )
-    anchors = AnchorsSerializer(required=False)
+    anchors = AnchorsSerializer(required=False, allow_null=True)
     steps = StepsField(required=False, allow_null=True)
     connections = ConnectionSerializer(many=True, required=False, allow_null=True)
 
