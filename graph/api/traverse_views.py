@@ -39,7 +39,7 @@ from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
 from kb.api.openapi import schema_keywords
-from kb.api.params import reject_unknown
+from kb.api.params import int_query, reject_unknown
 from kb.api.schemas import InstantField, NonBlankField
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Bank, Scope
@@ -327,7 +327,15 @@ def _question(request, bank: str, entry_id: str, extra: set[str] = frozenset()) 
 
 class DependentsView(BankAPIView):
     @extend_schema(
-        parameters=[_param("depth", "Hops of depends_on to follow inbound (default 2).", int)]
+        parameters=[
+            int_query(
+                "depth",
+                traverse.DEFAULT_DEPTH,
+                1,
+                MAX_DEPTH,
+                "Hops of depends_on to follow inbound.",
+            )
+        ]
         + CLOCK_PARAMS
         + LIMIT_PARAMS,
         responses={200: DependentsResponseSerializer, **ERRORS},

@@ -140,7 +140,7 @@ class ResolveView(BankAPIView):
         parameters=[
             OpenApiParameter(
                 "q",
-                {"type": "string", "minLength": 1, "pattern": "\\S"},
+                schemas.NONBLANK_TEXT,
                 required=True,
                 description="A surface form: id, key, alias or name.",
             )

@@ -88,7 +88,7 @@ def _needs_content(schema, schemas: dict) -> bool:
     ref = (schema or {}).get("$ref", "")
     if ref.startswith("#/components/schemas/"):
         schema = schemas.get(ref.rsplit("/", 1)[1], {})
-    keys = ("required", "anyOf", "oneOf", "minLength")
+    keys = ("required", "anyOf", "oneOf", "minLength", "minProperties")
     return any(schema.get(key) for key in keys) or schema.get("pattern") not in (
         None,
         STORABLE_TEXT,

@@ -136,6 +136,7 @@ class EntryWriteSerializer(serializers.Serializer):
     connections = ConnectionSerializer(many=True, required=False, allow_null=True)
 
 
+@schema_keywords(minProperties=1)  # an empty PATCH is 400 empty_patch
 class EntryPatchSerializer(EntryWriteSerializer):
     title = serializers.CharField(required=False)
     lifetime = LifetimeField(required=False)

@@ -162,7 +162,7 @@ class EntryDetailView(BankAPIView):
         return Response(_detail_response(bank_obj, entry.short_id))
 
     @extend_schema(
-        parameters=[OpenApiParameter("reason", {"type": "string", "minLength": 1}, required=True)],
+        parameters=[OpenApiParameter("reason", schemas.NONBLANK_TEXT, required=True)],
         responses={200: schemas.DeleteResultSerializer, **ERRORS},
         summary="Delete an entry, bridging its edges (scope curate)",
     )

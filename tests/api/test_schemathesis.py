@@ -1,10 +1,12 @@
 """schemathesis over EVERY operation of the served OpenAPI schema, in-process against the WSGI
-application, with a real token (all scopes) on the test database and every check enabled.
+application, with a real token (all scopes) on the test database and every check enabled, for
+positive and negative data alike.
 
 Generic: the operations come from the schema at ``/api/v1/schema/``, so endpoints added later
 are covered without editing this file. Bounded by ``KB_SCHEMATHESIS_EXAMPLES`` examples per
-operation (default 5, plus the explicit examples; no shrinking) so that it adds about
-two minutes to ``make test`` on two cores. ``KB_SCHEMATHESIS_EXAMPLES=200`` searches deeper.
+operation (default 5, plus the explicit and coverage cases; no shrinking); each operation is a
+test of its own, so ``-n 2`` spreads them over two workers. ``KB_SCHEMATHESIS_EXAMPLES=200``
+searches deeper; ``KB_SCHEMATHESIS_ONLY=<regex on paths>`` runs some operations only.
 """
 
 from __future__ import annotations
