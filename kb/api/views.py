@@ -58,6 +58,8 @@ MAX_BATCH_IDS = 100
 
 
 class EntryListView(BankAPIView):
+    unknown_field_code = "invalid_entry"
+
     @extend_schema(
         parameters=[
             OpenApiParameter(
@@ -117,6 +119,8 @@ class EntryListView(BankAPIView):
 
 
 class EntryDetailView(BankAPIView):
+    unknown_field_code = "invalid_entry"
+
     @extend_schema(
         parameters=[
             OpenApiParameter(
