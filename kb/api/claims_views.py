@@ -41,7 +41,11 @@ class ClaimRequestSerializer(serializers.Serializer):
         help_text="Who works on it (defaults to the token's actor).",
     )
     ttl_seconds = serializers.IntegerField(
-        required=False, allow_null=True, default=claims.DEFAULT_TTL_SECONDS
+        required=False,
+        allow_null=True,
+        default=claims.DEFAULT_TTL_SECONDS,
+        min_value=claims.MIN_TTL_SECONDS,
+        max_value=claims.MAX_TTL_SECONDS,
     )
     note = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 

@@ -111,10 +111,15 @@ class ConnectionSerializer(serializers.Serializer):
 
 
 class EntryWriteSerializer(serializers.Serializer):
-    title = serializers.CharField()
-    content = serializers.CharField(required=False, allow_blank=True)
-    summary = serializers.CharField(required=False, allow_blank=True)
-    useful_for = serializers.CharField(required=False, allow_blank=True)
+    # Limits of kb.services.entries.TEXT_LIMITS (checked on the stripped text).
+    title = NonBlankField(max_length=300)
+    content = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    summary = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=500
+    )
+    useful_for = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=500
+    )
     kind = serializers.CharField(required=False)
     key = serializers.CharField(required=False, allow_null=True)
     systems = serializers.ListField(
@@ -138,7 +143,7 @@ class EntryWriteSerializer(serializers.Serializer):
 
 @schema_keywords(minProperties=1)  # an empty PATCH is 400 empty_patch
 class EntryPatchSerializer(EntryWriteSerializer):
-    title = serializers.CharField(required=False)
+    title = NonBlankField(required=False, max_length=300)
     lifetime = LifetimeField(required=False)
 
 

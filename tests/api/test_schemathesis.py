@@ -51,8 +51,11 @@ NAMES_WHAT_THE_BANK_LACKS = {
     "ambiguous_start",  # a traverse start name that several of the bank's entries carry
     "invalid_cursor",  # a page cursor the server did not give out (cursors are opaque)
 }
-# The same, said per field inside a wider code (``invalid_entry``: an unknown kind).
-LACKS_MESSAGE = re.compile(r"^unknown (kind|relation)|^unknown entry\.$", re.IGNORECASE)
+# The same, said per field inside a wider code (``invalid_entry``: an unknown kind, or a
+# ``lifetime.resolved_by`` that names no entry of the bank).
+LACKS_MESSAGE = re.compile(
+    r"^unknown (kind|relation)|^unknown entry\.$|names no entry of this bank", re.IGNORECASE
+)
 
 
 def names_what_the_bank_lacks(error: dict) -> bool:
