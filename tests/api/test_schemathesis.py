@@ -62,7 +62,7 @@ def names_what_the_bank_lacks(error: dict) -> bool:
     if error.get("code") in NAMES_WHAT_THE_BANK_LACKS:
         return True
     fields = error.get("fields") or {}
-    return bool(fields) and all(LACKS_MESSAGE.match(str(m)) for m in fields.values())
+    return bool(fields) and all(LACKS_MESSAGE.search(str(m)) for m in fields.values())
 
 
 @schemathesis.check
