@@ -227,6 +227,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # PATCH bodies say their own required fields (a reason is required on every PATCH).
+    "COMPONENT_SPLIT_PATCH": False,
+    # 3.1: JSON Schema 2020-12 (propertyNames for the keys of free-form objects).
+    "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "kb.api.openapi.declare_error_answers",
@@ -311,6 +315,11 @@ KB_MAX_IMPORT_BYTES = int(os.environ.get("KB_MAX_IMPORT_BYTES", str(64 * 1024 * 
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(KB_MAX_BODY_BYTES, KB_MAX_IMPORT_BYTES)
 # JSON bodies and import lines nested deeper than this answer 400 too_deep.
 KB_MAX_JSON_DEPTH = int(os.environ.get("KB_MAX_JSON_DEPTH", "32"))
+# The longest URL (path and query) and the most header bytes an API request may carry: past
+# them the answer is 414 / 431 in the error envelope (kb/api/limits.py). The HTTP server's own
+# limits sit above these, so it hands such requests to the application.
+KB_MAX_URL_BYTES = int(os.environ.get("KB_MAX_URL_BYTES", "8192"))
+KB_MAX_HEADER_BYTES = int(os.environ.get("KB_MAX_HEADER_BYTES", "16384"))
 KB_LIMITED_PATH_PREFIXES = ("/api/", "/mcp")
 # Per-token rate limits (requests per minute; 0 turns a limit off). Counted in PostgreSQL, so
 # every web process on every machine shares one count per token.

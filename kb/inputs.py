@@ -90,11 +90,20 @@ def check_json(value, root: str = "", max_depth: int | None = None) -> None:
                     stack.append((child, _join(path, index), depth + 1))
 
 
+def _number(text: str):
+    """A JSON number written with a fraction or an exponent: an ``int`` when it has no
+    fractional part (JSON Schema's rule: ``100.0`` is an integer), else a ``float``."""
+    value = float(text)
+    if value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    return value
+
+
 def loads_checked(text: str | bytes, root: str = "", max_depth: int | None = None):
     """``json.loads`` then :func:`check_json`; a document too deep for the parser itself is
     ``too_deep`` as well. ``ValueError`` (bad JSON) propagates to the caller."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=_number)
     except RecursionError:
         limit = max_json_depth() if max_depth is None else max_depth
         raise TooDeep(

@@ -21,6 +21,7 @@ from graph.retrieval.ppr import ppr
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.params import int_param, int_query, query_text, reject_unknown, validated
+from kb.api.schemas import InstantField, NonBlankField
 from kb.api.views import ERRORS, BankAPIView
 from kb.errors import KbError
 from kb.models import Bank, Scope
@@ -109,9 +110,9 @@ class StatsSerializer(serializers.Serializer):
 
 
 class FactsRequestSerializer(serializers.Serializer):
-    query = serializers.CharField()
+    query = NonBlankField()
     limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
-    valid_at = serializers.CharField(
+    valid_at = InstantField(
         required=False, allow_null=True, help_text="A date or timestamp (default now)."
     )
 

@@ -14,16 +14,28 @@ from graph.ingest.extract.jobs import clean_request, queue_extraction
 from graph.models import EdgeProposal
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
+from kb.api.openapi import schema_keywords
+from kb.api.params import int_query
 from kb.api.render import iso
+from kb.api.schemas import NonBlankField
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Scope
 
 # --- request/response documentation -----------------------------------------------------------
 
 
+def _configured_extractors() -> dict:
+    """The extractors this server can run (``llm`` only with ``KB_EXTRACT_LLM_URL``)."""
+    from django.conf import settings
+
+    names = ["local"] + (["llm"] if getattr(settings, "KB_EXTRACT_LLM_URL", "") else [])
+    return {"extractor": {"type": "string", "enum": names, "default": "local"}}
+
+
+@schema_keywords(properties=_configured_extractors)
 class ExtractionRequestSerializer(serializers.Serializer):
     entries = serializers.ListField(
-        child=serializers.CharField(),
+        child=NonBlankField(),
         allow_null=True,
         required=False,
         help_text="Entry ids to read; null reads everything changed since the last run.",
@@ -130,9 +142,13 @@ class ExtractionView(BankAPIView):
 class EdgeProposalListView(BankAPIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("status", str, description="open (default), accepted, rejected, all"),
+            OpenApiParameter(
+                "status",
+                {"type": "string", "enum": ["", "open", "accepted", "rejected", "all"]},
+                description="open (default), accepted, rejected, all",
+            ),
             OpenApiParameter("cursor", str, description="The `next` of the previous page."),
-            OpenApiParameter("limit", int, description="1–200, default 50."),
+            int_query("limit", 50, 1, 200),
         ],
         responses={200: EdgeProposalPageSerializer, **ERRORS},
         summary="The edge proposal queue, most confident first",

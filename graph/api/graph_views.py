@@ -7,10 +7,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from graph.analytics.graph_data import graph_data, parse_filters
+from graph.analytics.graph_data import DEFAULT_LIMIT, MAX_LIMIT, graph_data, parse_filters
 from kb.api.auth import bank_for
+from kb.api.params import int_query
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Scope
+
+# Comma-separated names of at most 64 characters each.
+NAME_LIST = {"type": "string", "pattern": "^[^,\\x00]{0,64}(,[^,\\x00]{0,64})*$"}
 
 
 class GraphNodeSerializer(serializers.Serializer):
@@ -60,12 +64,16 @@ class GraphDataView(BankAPIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("kinds", str, description="Comma-separated entry kinds to draw."),
-            OpenApiParameter("relations", str, description="Comma-separated relations to draw."),
+            OpenApiParameter(
+                "kinds", NAME_LIST, description="Comma-separated entry kinds to draw."
+            ),
+            OpenApiParameter(
+                "relations", NAME_LIST, description="Comma-separated relations to draw."
+            ),
             OpenApiParameter(
                 "include_backfill", bool, description="Also draw note-less backfill edges."
             ),
-            OpenApiParameter("limit", int, description="At most this many nodes (20000)."),
+            int_query("limit", DEFAULT_LIMIT, 1, MAX_LIMIT, "At most this many nodes."),
         ],
         responses={200: GraphDataSerializer, **ERRORS},
         summary="Graph data for pictures: nodes with cached layout positions, and links",

@@ -17,7 +17,7 @@ from graph.models import Alias, MergeProposal
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
-from kb.api.params import int_param, reject_unknown
+from kb.api.params import int_param, int_query, reject_unknown
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Entry, Scope
 
@@ -103,8 +103,12 @@ def _decode(cursor: str) -> tuple[float, int]:
 class ProposalListView(BankAPIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("status", str, description="open, approved, rejected or unclear."),
-            OpenApiParameter("limit", int, description=f"1–{MAX_PAGE} (default {DEFAULT_PAGE})."),
+            OpenApiParameter(
+                "status",
+                {"type": "string", "enum": ["", "open", "approved", "rejected", "unclear"]},
+                description="open, approved, rejected or unclear.",
+            ),
+            int_query("limit", DEFAULT_PAGE, 1, MAX_PAGE),
             OpenApiParameter("cursor", str, description="The `next` of the previous page."),
         ],
         responses={200: graph_schemas.ProposalListSerializer, **ERRORS},

@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from kb.api import schemas
+from kb.api.schemas import InstantField, NonBlankField
 
 
 class EdgeEndsMixin:
@@ -26,9 +27,10 @@ class EdgeCreateSerializer(EdgeEndsMixin, serializers.Serializer):
         help_text="How the other entry pertains, never what it says.",
     )
     evidence = serializers.JSONField(required=False)
-    valid_from = serializers.CharField(required=False, allow_null=True)
-    valid_to = serializers.CharField(required=False, allow_null=True)
+    valid_from = InstantField(required=False, allow_null=True)
+    valid_to = InstantField(required=False, allow_null=True)
     label = serializers.CharField(required=False, help_text="Free text for relation 'other'.")
+    reason = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 
     ends_help = "Entry id or key."
 
@@ -49,7 +51,11 @@ class EdgeSerializer(EdgeEndsMixin, serializers.Serializer):
 
 
 class ReasonSerializer(serializers.Serializer):
-    reason = serializers.CharField()
+    reason = NonBlankField()
+
+
+class OptionalReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 
 
 class RetypeSerializer(ReasonSerializer):
@@ -58,7 +64,7 @@ class RetypeSerializer(ReasonSerializer):
 
 
 class InvalidateSerializer(ReasonSerializer):
-    valid_to = serializers.CharField()
+    valid_to = InstantField()
 
 
 class CandidateSerializer(serializers.Serializer):
@@ -80,13 +86,13 @@ class ResolveSerializer(serializers.Serializer):
 
 class RenoteSerializer(serializers.Serializer):
     note = serializers.CharField(allow_blank=True, help_text="How the other entry pertains.")
-    reason = serializers.CharField()
+    reason = NonBlankField()
 
 
 class MergeRequestSerializer(serializers.Serializer):
     keep = serializers.CharField()
     away = serializers.CharField()
-    reason = serializers.CharField()
+    reason = NonBlankField()
 
 
 class MergeResultSerializer(serializers.Serializer):

@@ -18,18 +18,29 @@ from __future__ import annotations
 
 import re
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from graph.api.schemas import EdgeCreateSerializer
 from graph.edges.links import correct_edges
 from graph.retrieval import history
 from graph.traversal import questions, requests
 from graph.traversal import walk as traverse
+from graph.traversal.walk import (
+    DIRECTIONS,
+    MAX_DEPTH,
+    MAX_EVIDENCE_TOKENS,
+    MAX_EXPANSIONS,
+    MAX_PATHS,
+    MAX_RELATIONS_PER_STEP,
+)
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
-from kb.api.params import reject_unknown
+from kb.api.openapi import schema_keywords
+from kb.api.params import int_query, reject_unknown
+from kb.api.schemas import InstantField, NonBlankField
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Bank, Scope
 from kb.services.entries import find_entry
@@ -37,29 +48,95 @@ from kb.services.entries import find_entry
 # --- schema documentation (validation lives in the services) ------------------------------------
 
 
-class TraverseStepSerializer(serializers.Serializer):
-    relations = serializers.ListField(child=serializers.CharField())
-    direction = serializers.CharField(default="out", help_text="out, in or both.")
-
-
-class TraverseRequestSerializer(serializers.Serializer):
-    start = serializers.JSONField(help_text='An entry id, {"key": "..."} or {"name": "..."}.')
-    steps = TraverseStepSerializer(many=True, required=False, help_text="One allow-list per hop.")
-    relations = serializers.ListField(
-        child=serializers.CharField(), required=False, help_text="Same allow-list every hop."
+def _relation_names(**kwargs):
+    return serializers.ListField(
+        child=NonBlankField(), min_length=1, max_length=MAX_RELATIONS_PER_STEP, **kwargs
     )
-    direction = serializers.CharField(required=False, help_text="out, in or both (default out).")
-    max_depth = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=10)
-    max_expansions = serializers.IntegerField(required=False, default=200, max_value=100_000)
-    max_paths = serializers.IntegerField(required=False, default=25, max_value=10_000)
-    max_evidence_tokens = serializers.IntegerField(required=False, default=2000)
-    valid_at = serializers.CharField(required=False, allow_null=True)
-    as_of = serializers.CharField(required=False, allow_null=True)
+
+
+class TraverseStepSerializer(serializers.Serializer):
+    relations = _relation_names()
+    direction = serializers.ChoiceField(
+        choices=DIRECTIONS, required=False, allow_null=True, help_text="out (default), in, both."
+    )
+
+
+_START_TEXT = {"type": "string", "pattern": schemas.NONBLANK, "maxLength": 300}
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            _START_TEXT,
+            *(
+                {
+                    "type": "object",
+                    "properties": {how: _START_TEXT},
+                    "required": [how],
+                    "additionalProperties": False,
+                }
+                for how in ("id", "key", "name")
+            ),
+        ]
+    }
+)
+class StartField(serializers.JSONField):
+    """An entry id, or one of {"id"}, {"key"}, {"name"}."""
+
+
+def _limit(low: int, high: int, **kwargs):
+    return serializers.IntegerField(
+        required=False, allow_null=True, min_value=low, max_value=high, **kwargs
+    )
+
+
+@schema_keywords(
+    # Either steps (each with its own direction) or relations (+ direction): exactly one.
+    anyOf=[
+        {
+            "type": "object",
+            "required": ["start", "steps"],
+            "properties": {
+                "steps": {"type": "array"},
+                "relations": {"type": "null"},
+                "direction": {"type": "null"},
+            },
+        },
+        {
+            "type": "object",
+            "required": ["start", "relations"],
+            "properties": {"relations": {"type": "array"}, "steps": {"type": "null"}},
+        },
+    ]
+)
+class TraverseRequestSerializer(serializers.Serializer):
+    start = StartField(help_text='An entry id, {"key": "..."} or {"name": "..."}.')
+    steps = serializers.ListField(
+        child=TraverseStepSerializer(),
+        required=False,
+        allow_null=True,
+        min_length=1,
+        max_length=MAX_DEPTH,
+        help_text="One allow-list per hop.",
+    )
+    relations = _relation_names(
+        required=False, allow_null=True, help_text="Same allow-list every hop."
+    )
+    direction = serializers.ChoiceField(
+        choices=DIRECTIONS, required=False, allow_null=True, help_text="With relations only."
+    )
+    max_depth = _limit(1, MAX_DEPTH)
+    max_expansions = _limit(1, MAX_EXPANSIONS, default=200)
+    max_paths = _limit(1, MAX_PATHS, default=25)
+    max_evidence_tokens = _limit(0, MAX_EVIDENCE_TOKENS, default=2000)
+    valid_at = InstantField(required=False, allow_null=True)
+    as_of = serializers.DateTimeField(required=False, allow_null=True)
     kinds = serializers.ListField(
         child=serializers.CharField(),
         required=False,
         allow_null=True,
         min_length=1,
+        max_length=100,
         help_text="Allow-list of entry kinds the walk may reach (the start is exempt).",
     )
 
@@ -118,14 +195,24 @@ class ChangesResponseSerializer(serializers.Serializer):
         return fields
 
 
+class AppendedEdgeSerializer(EdgeCreateSerializer):
+    reason = None  # one reason for the whole correction
+
+
+@schema_keywords(
+    anyOf=[
+        {"type": "object", "required": ["reason", name], "properties": {name: {"minItems": 1}}}
+        for name in ("close", "append")
+    ]
+)
 class CorrectionRequestSerializer(serializers.Serializer):
-    close = serializers.ListField(child=serializers.IntegerField(), required=False)
-    append = serializers.ListField(
-        child=serializers.DictField(),
+    close = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
+    append = AppendedEdgeSerializer(
+        many=True,
         required=False,
         help_text="Edges to append: {from, to, relation, valid_from, valid_to, note, evidence}.",
     )
-    reason = serializers.CharField()
+    reason = NonBlankField()
 
 
 class CorrectionResultSerializer(serializers.Serializer):
@@ -240,7 +327,15 @@ def _question(request, bank: str, entry_id: str, extra: set[str] = frozenset()) 
 
 class DependentsView(BankAPIView):
     @extend_schema(
-        parameters=[_param("depth", "Hops of depends_on to follow inbound (default 2).", int)]
+        parameters=[
+            int_query(
+                "depth",
+                traverse.DEFAULT_DEPTH,
+                1,
+                MAX_DEPTH,
+                "Hops of depends_on to follow inbound.",
+            )
+        ]
         + CLOCK_PARAMS
         + LIMIT_PARAMS,
         responses={200: DependentsResponseSerializer, **ERRORS},

@@ -140,7 +140,7 @@ class ResolveView(BankAPIView):
         parameters=[
             OpenApiParameter(
                 "q",
-                {"type": "string", "minLength": 1, "pattern": "\\S"},
+                schemas.NONBLANK_TEXT,
                 required=True,
                 description="A surface form: id, key, alias or name.",
             )
@@ -267,7 +267,7 @@ class EntryRetireView(BankAPIView):
 
 class EntryRestoreView(BankAPIView):
     @extend_schema(
-        request=graph_schemas.ReasonSerializer,
+        request=graph_schemas.OptionalReasonSerializer,
         responses={200: schemas.EntrySerializer, 409: schemas.ErrorEnvelope, **ERRORS},
         summary="Undo a retirement",
     )

@@ -43,7 +43,15 @@ def parse_instant(value, field: str, *, require_zone: bool = False) -> dt.dateti
                 fields={field: "Needs a time zone."},
             )
         parsed = parsed.replace(tzinfo=dt.UTC)
-    return parsed
+    try:
+        # In UTC: PostgreSQL refuses offsets past ±15:59 that ISO 8601 allows (up to ±23:59).
+        return parsed.astimezone(dt.UTC)
+    except OverflowError:
+        raise InvalidInput(
+            f"{field} is out of range (years 1 to 9999 in UTC).",
+            code="invalid_time",
+            fields={field: "Out of range."},
+        ) from None
 
 
 def intervals_overlap(a_from, a_to, b_from, b_to) -> bool:

@@ -8,9 +8,9 @@ from rest_framework.response import Response
 
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
-from kb.api.params import int_param, reject_unknown
+from kb.api.params import int_param, int_query, reject_unknown
 from kb.api.render import iso
-from kb.api.schemas import ErrorEnvelope
+from kb.api.schemas import NONBLANK_TEXT, ErrorEnvelope, NonBlankField
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Claim, Scope
 from kb.services import claims
@@ -34,14 +34,18 @@ def claim_json(claim: Claim) -> dict:
 
 
 class ClaimRequestSerializer(serializers.Serializer):
-    subject = serializers.CharField(help_text="Free text, or an entry id or key.")
+    subject = NonBlankField(help_text="Free text, or an entry id or key.")
     holder = serializers.CharField(
         required=False,
         allow_null=True,
         help_text="Who works on it (defaults to the token's actor).",
     )
     ttl_seconds = serializers.IntegerField(
-        required=False, allow_null=True, default=claims.DEFAULT_TTL_SECONDS
+        required=False,
+        allow_null=True,
+        default=claims.DEFAULT_TTL_SECONDS,
+        min_value=claims.MIN_TTL_SECONDS,
+        max_value=claims.MAX_TTL_SECONDS,
     )
     note = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 
@@ -95,8 +99,8 @@ class ClaimListView(BankAPIView):
     @extend_schema(
         tags=["claims"],
         parameters=[
-            OpenApiParameter("subject", str, description="Only claims on this subject."),
-            OpenApiParameter("limit", int),
+            OpenApiParameter("subject", NONBLANK_TEXT, description="Only claims on this subject."),
+            int_query("limit", 200, 1, 1000),
         ],
         responses={200: ClaimListSerializer, **ERRORS},
         summary="Live claims of the bank",

@@ -31,11 +31,45 @@ def _error(status: int, code: str, message: str, fields: dict) -> JsonResponse:
     return JsonResponse(envelope(code, message, fields), status=status)
 
 
+def _request_head_too_large(request) -> JsonResponse | None:
+    """414 for a URL longer than ``KB_MAX_URL_BYTES``, 431 for headers past
+    ``KB_MAX_HEADER_BYTES`` (names and values, as received)."""
+    url_limit = getattr(settings, "KB_MAX_URL_BYTES", 8192)
+    url_bytes = len(request.META.get("PATH_INFO", "").encode("utf-8", "surrogateescape")) + len(
+        request.META.get("QUERY_STRING", "")
+    )
+    if url_bytes > url_limit:
+        return _error(
+            414,
+            "uri_too_long",
+            f"The URL is longer than the limit of {url_limit} bytes.",
+            {"url": f"At most {url_limit} bytes."},
+        )
+    header_limit = getattr(settings, "KB_MAX_HEADER_BYTES", 16384)
+    header_bytes = sum(
+        len(key) - 5 + len(str(value))
+        for key, value in request.META.items()
+        if key.startswith("HTTP_")
+    )
+    if header_bytes > header_limit:
+        return _error(
+            431,
+            "headers_too_large",
+            f"The request headers are larger than the limit of {header_limit} bytes.",
+            {"headers": f"At most {header_limit} bytes."},
+        )
+    return None
+
+
 class RequestLimitsMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        if _guarded(request.path_info):
+            answer = _request_head_too_large(request)
+            if answer is not None:
+                return answer
         return self.get_response(request)
 
     def process_view(self, request, view_func, view_args, view_kwargs):

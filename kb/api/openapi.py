@@ -2,6 +2,12 @@
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
+# What PostgreSQL cannot store and ``kb.inputs`` refuses in every string: NUL and lone
+# surrogates.
+# NUL only: schemathesis's generator drops a pattern holding a surrogate range, and a lone
+# surrogate is no Unicode scalar value, so no generator of JSON text produces one.
+STORABLE_TEXT = "^[^\\x00]*$"
+
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
     target_class = "kb.api.auth.BearerTokenAuthentication"
@@ -46,19 +52,111 @@ def _error(status: str) -> dict:
     return answer
 
 
-# Request bodies whose views refuse unknown fields (``kb.api.params.validated`` or
-# ``reject_unknown`` with exactly the documented fields): the schema says so.
-CLOSED_REQUEST_COMPONENTS = (
-    "QueryRequestRequest",
-    "PPRRequestRequest",
-    "FactsRequestRequest",
-    "SplitRequestRequest",
-    "CorrectionRequestRequest",
-)
+# Keywords a serializer cannot say (anyOf over its fields, ...), by component name.
+EXTRA_KEYWORDS: dict[str, dict] = {}
+
+
+def schema_keywords(**keywords):
+    """Class decorator: add JSON Schema ``keywords`` to a serializer's component(s)."""
+
+    def register(serializer_class):
+        EXTRA_KEYWORDS[serializer_class.__name__.removesuffix("Serializer")] = keywords
+        return serializer_class
+
+    return register
+
+
+# Any JSON value a request may carry inside a free-form field (metadata values, evidence, a
+# split's parts): its strings and keys, at every depth, are storable text.
+ANY_STORABLE = {"$ref": "#/components/schemas/StorableJSON"}
+STORABLE_JSON = {
+    "description": "Any JSON value whose strings and keys contain no NUL character.",
+    "anyOf": [
+        {"type": ["null", "boolean", "number"]},
+        {"type": "string", "pattern": STORABLE_TEXT},
+        {"type": "array", "items": ANY_STORABLE},
+        {
+            "type": "object",
+            "propertyNames": {"pattern": STORABLE_TEXT},
+            "additionalProperties": ANY_STORABLE,
+        },
+    ],
+}
+
+
+def _needs_content(schema, schemas: dict) -> bool:
+    ref = (schema or {}).get("$ref", "")
+    if ref.startswith("#/components/schemas/"):
+        schema = schemas.get(ref.rsplit("/", 1)[1], {})
+    keys = ("required", "anyOf", "oneOf", "minLength", "minProperties")
+    return any(schema.get(key) for key in keys) or schema.get("pattern") not in (
+        None,
+        STORABLE_TEXT,
+    )
+
+
+def _close_objects(node, schemas: dict, seen: set) -> None:
+    """``additionalProperties: false`` on every object of a JSON request body that lists its
+    properties (a serializer), nested ones included: ``BankAPIView.json_body`` refuses any field
+    the documented serializer does not name (``kb.api.params.reject_undocumented``). Free-form
+    maps (``DictField``: ``additionalProperties: {}``) stay open."""
+    if isinstance(node, list):
+        for item in node:
+            _close_objects(item, schemas, seen)
+        return
+    if not isinstance(node, dict):
+        return
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+        name = ref.rsplit("/", 1)[1]
+        if name not in seen and name in schemas:
+            seen.add(name)
+            _close_objects(schemas[name], schemas, seen)
+        return
+    if "properties" in node and "additionalProperties" not in node:
+        node["additionalProperties"] = False
+    for key in ("additionalProperties", "items"):
+        if node.get(key) == {}:
+            node[key] = dict(ANY_STORABLE)
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            for name, schema in value.items():
+                if schema == {} or set(schema) <= {"description"}:
+                    value[name] = {**schema, **ANY_STORABLE}
+                else:
+                    _close_objects(schema, schemas, seen)
+        elif key != "additionalProperties" and isinstance(value, dict | list):
+            _close_objects(value, schemas, seen)
 
 
 # Path ids that are database integers (edges, operations), whatever the URL converter says.
 INTEGER_PATH_IDS = ("edge_id", "op_id")
+
+
+TEXT_KEYWORDS = ("format", "enum", "pattern", "const")
+
+
+def _storable_strings(node) -> None:
+    """Every free-text string of the schema, and every key of a free-form object, says
+    ``pattern: STORABLE_TEXT``: the server answers 400 ``invalid_string`` to anything else."""
+    if isinstance(node, list):
+        for item in node:
+            _storable_strings(item)
+        return
+    if not isinstance(node, dict):
+        return
+    kind = node.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "string" in kinds and not any(k in node for k in TEXT_KEYWORDS):
+        node["pattern"] = STORABLE_TEXT
+    if "object" in kinds and node.get("additionalProperties", True) is not False:
+        node.setdefault("propertyNames", {"pattern": STORABLE_TEXT})
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            for schema in value.values():
+                _storable_strings(schema)
+        elif isinstance(value, dict | list):
+            _storable_strings(value)
 
 
 def declare_error_answers(result, generator, request, public):
@@ -84,9 +182,17 @@ def declare_error_answers(result, generator, request, public):
             "required": ["error"],
         },
     )
-    for name in CLOSED_REQUEST_COMPONENTS:
-        if name in schemas:
-            schemas[name]["additionalProperties"] = False
+    for name, keywords in EXTRA_KEYWORDS.items():
+        for component in (name, f"{name}Request", f"Patched{name}Request"):
+            if component in schemas:
+                for key, value in keywords.items():
+                    value = value() if callable(value) else value
+                    if key == "properties":
+                        schemas[component].setdefault("properties", {}).update(value)
+                    else:
+                        schemas[component][key] = value
+    closed: set[str] = set()
+    schemas["StorableJSON"] = STORABLE_JSON
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
             if method not in ("get", "post", "put", "patch", "delete"):
@@ -106,4 +212,15 @@ def declare_error_answers(result, generator, request, public):
                 responses.setdefault(status, _error(status))
             if "429" in responses:
                 responses["429"].setdefault("headers", RETRY_AFTER)
+            for parameter in operation.get("parameters", []):
+                _storable_strings(parameter.get("schema"))
+            for media_type, media in operation.get("requestBody", {}).get("content", {}).items():
+                _storable_strings(media.get("schema"))
+                if media_type == "application/json":
+                    _close_objects(media.get("schema"), schemas, closed)
+                if _needs_content(media.get("schema"), schemas):
+                    # An empty body reads as {} (or ""): one that must hold something is required.
+                    operation["requestBody"]["required"] = True
+    # Components serve requests and answers alike; no answer holds what cannot be stored.
+    _storable_strings(schemas)
     return result

@@ -7,6 +7,46 @@ classes describe the shapes for the schema and the offline docs.
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from kb.api.openapi import schema_keywords
+
+# Text the server strips and needs non-empty (reasons, titles, queries, subjects); no NUL.
+NONBLANK = "^[^\\x00]*[^\\x00\\s][^\\x00]*$"
+NONBLANK_TEXT = {"type": "string", "pattern": NONBLANK}
+# A date (YYYY-MM-DD) or an ISO 8601 timestamp: graph.edges.clocks.parse_instant.
+INSTANT = {
+    "anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]
+}
+
+
+def some_list_given(*names: str, max_items: int = 200) -> list[dict]:
+    """``anyOf`` branches: at least one of the lists ``names`` holds a non-blank string (the
+    server drops blank items and needs something left)."""
+    return [
+        {
+            "type": "object",
+            "required": [name],
+            "properties": {
+                name: {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": NONBLANK_TEXT,
+                    "maxItems": max_items,
+                }
+            },
+        }
+        for name in names
+    ]
+
+
+@extend_schema_field(NONBLANK_TEXT)
+class NonBlankField(serializers.CharField):
+    """A string with at least one character that is not white space."""
+
+
+@extend_schema_field(INSTANT)
+class InstantField(serializers.CharField):
+    """A date or an ISO 8601 timestamp."""
+
 
 def _only(name: str, schema: dict) -> dict:
     return {
@@ -30,6 +70,17 @@ class LifetimeField(serializers.DictField):
     """Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}."""
 
 
+@extend_schema_field(
+    {
+        "type": ["array", "null"],
+        "items": {"anyOf": [{"type": "string"}, {"type": "object"}]},
+        "description": "A playbook's steps: strings or objects.",
+    }
+)
+class StepsField(serializers.ListField):
+    """A list of steps, each a string or an object."""
+
+
 class ErrorBody(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
@@ -41,8 +92,16 @@ class ErrorEnvelope(serializers.Serializer):
 
 
 class AnchorsSerializer(serializers.Serializer):
-    files = serializers.ListField(child=serializers.CharField(), required=False)
-    symbols = serializers.ListField(child=serializers.CharField(), required=False)
+    files = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=500),
+        required=False,
+        allow_null=True,
+    )
+    symbols = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=300),
+        required=False,
+        allow_null=True,
+    )
 
 
 class ConnectionSerializer(serializers.Serializer):
@@ -52,25 +111,39 @@ class ConnectionSerializer(serializers.Serializer):
 
 
 class EntryWriteSerializer(serializers.Serializer):
-    title = serializers.CharField()
-    content = serializers.CharField(required=False, allow_blank=True)
-    summary = serializers.CharField(required=False, allow_blank=True)
-    useful_for = serializers.CharField(required=False, allow_blank=True)
+    # Limits of kb.services.entries.TEXT_LIMITS (checked on the stripped text).
+    title = NonBlankField(max_length=300)
+    content = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    summary = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=500
+    )
+    useful_for = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=500
+    )
     kind = serializers.CharField(required=False)
     key = serializers.CharField(required=False, allow_null=True)
-    systems = serializers.ListField(child=serializers.CharField(), required=False)
-    tasks = serializers.ListField(child=serializers.CharField(), required=False)
-    metadata = serializers.DictField(required=False)
+    systems = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=100),
+        required=False,
+        allow_null=True,
+    )
+    tasks = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=200),
+        required=False,
+        allow_null=True,
+    )
+    metadata = serializers.DictField(required=False, allow_null=True)
     lifetime = LifetimeField(
         help_text='Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}.'
     )
-    anchors = AnchorsSerializer(required=False)
-    steps = serializers.ListField(required=False, allow_null=True)
-    connections = ConnectionSerializer(many=True, required=False)
+    anchors = AnchorsSerializer(required=False, allow_null=True)
+    steps = StepsField(required=False, allow_null=True)
+    connections = ConnectionSerializer(many=True, required=False, allow_null=True)
 
 
+@schema_keywords(minProperties=1)  # an empty PATCH is 400 empty_patch
 class EntryPatchSerializer(EntryWriteSerializer):
-    title = serializers.CharField(required=False)
+    title = NonBlankField(required=False, max_length=300)
     lifetime = LifetimeField(required=False)
 
 
@@ -286,14 +359,31 @@ class AnchorRecallSerializer(serializers.Serializer):
     results = serializers.ListField(child=serializers.DictField())
 
 
+@schema_keywords(anyOf=some_list_given("files", "symbols", max_items=500))
+class RecallAnchorsRequestSerializer(AnchorsSerializer):
+    files = serializers.ListField(
+        child=serializers.CharField(allow_blank=True),
+        required=False,
+        allow_null=True,
+        max_length=500,
+    )
+    symbols = serializers.ListField(
+        child=serializers.CharField(allow_blank=True),
+        required=False,
+        allow_null=True,
+        max_length=500,
+    )
+    limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
+
+
 class StaleListSerializer(serializers.Serializer):
     days = serializers.IntegerField()
     results = serializers.ListField(child=serializers.DictField())
 
 
 class RetireSerializer(serializers.Serializer):
-    reason = serializers.CharField()
-    evidence = serializers.CharField(help_text="Verbatim text showing the old state ended.")
+    reason = NonBlankField()
+    evidence = NonBlankField(help_text="Verbatim text showing the old state ended.")
     superseded_by = serializers.CharField(required=False, allow_null=True)
 
 

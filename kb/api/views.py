@@ -12,7 +12,7 @@ from kb import extensions
 from kb.api import schemas
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
-from kb.api.params import int_param, int_query, reject_unknown
+from kb.api.params import int_param, int_query, reject_undocumented, reject_unknown
 from kb.api.parsers import BoundedMultiPartParser, read_bounded
 from kb.api.render import entry_core, entry_detail
 from kb.errors import NotFound
@@ -44,6 +44,7 @@ class BankAPIView(AuditedViewMixin, APIView):
         data = request.data
         if not isinstance(data, dict):
             raise ApiError(400, "invalid_body", "The body must be a JSON object.")
+        reject_undocumented(self, request, data)
         return data
 
 
@@ -57,11 +58,13 @@ MAX_BATCH_IDS = 100
 
 
 class EntryListView(BankAPIView):
+    unknown_field_code = "invalid_entry"
+
     @extend_schema(
         parameters=[
             OpenApiParameter(
                 "ids",
-                str,
+                {"type": "string", "pattern": "^[^\\x00]*[^\\x00\\s,][^\\x00]*$"},
                 required=True,
                 description=f"Comma-separated entry ids or keys (at most {MAX_BATCH_IDS}).",
             )
@@ -116,6 +119,8 @@ class EntryListView(BankAPIView):
 
 
 class EntryDetailView(BankAPIView):
+    unknown_field_code = "invalid_entry"
+
     @extend_schema(
         parameters=[
             OpenApiParameter(
@@ -161,7 +166,7 @@ class EntryDetailView(BankAPIView):
         return Response(_detail_response(bank_obj, entry.short_id))
 
     @extend_schema(
-        parameters=[OpenApiParameter("reason", {"type": "string", "minLength": 1}, required=True)],
+        parameters=[OpenApiParameter("reason", schemas.NONBLANK_TEXT, required=True)],
         responses={200: schemas.DeleteResultSerializer, **ERRORS},
         summary="Delete an entry, bridging its edges (scope curate)",
     )
@@ -208,16 +213,27 @@ class JSONLinesAliasParser(NDJSONParser):
     media_type = "application/jsonl"
 
 
+# The import: UTF-8 JSON Lines text with something in it (the lines are checked by the job).
+IMPORT_TEXT = {
+    "type": "string",
+    "pattern": schemas.NONBLANK,
+    "contentMediaType": "application/x-ndjson",
+    "description": "JSON Lines (UTF-8), one object per line.",
+}
+
+
 class ImportView(BankAPIView):
     parser_classes = [NDJSONParser, JSONLinesAliasParser, BoundedMultiPartParser]
     max_body_setting = "KB_MAX_IMPORT_BYTES"
 
     @extend_schema(
         request={
-            "application/x-ndjson": {"type": "string"},
+            "application/x-ndjson": IMPORT_TEXT,
             "multipart/form-data": {
                 "type": "object",
-                "properties": {"file": {"type": "string", "format": "binary"}},
+                "properties": {"file": IMPORT_TEXT},
+                "required": ["file"],
+                "additionalProperties": False,
             },
         },
         responses={202: schemas.JobQueuedSerializer, **ERRORS},
@@ -230,6 +246,14 @@ class ImportView(BankAPIView):
             text = data
         else:
             upload = data.get("file") if hasattr(data, "get") else None
+            if hasattr(data, "keys") and set(data.keys()) - {"file"}:
+                unknown = sorted(set(data.keys()) - {"file"})
+                raise ApiError(
+                    400,
+                    "invalid_input",
+                    f"Unknown parts: {', '.join(unknown)}; send the file as 'file'.",
+                    dict.fromkeys(unknown, "Unknown part."),
+                )
             if upload is None and data:
                 raise ApiError(
                     400,
@@ -237,7 +261,10 @@ class ImportView(BankAPIView):
                     "Send the JSON Lines as the body or as a multipart 'file' part.",
                 )
             try:
-                text = upload.read().decode("utf-8") if upload is not None else ""
+                if isinstance(upload, str):  # a form field rather than a file part
+                    text = upload
+                else:
+                    text = upload.read().decode("utf-8") if upload is not None else ""
             except UnicodeDecodeError as exc:
                 raise ApiError(400, "bad_encoding", "The file must be UTF-8.") from exc
         with transaction.atomic():
@@ -285,7 +312,7 @@ class JobView(AuditedViewMixin, APIView):
 
 class RecallAnchorsView(BankAPIView):
     @extend_schema(
-        request=schemas.AnchorsSerializer,
+        request=schemas.RecallAnchorsRequestSerializer,
         responses={200: schemas.AnchorRecallSerializer, **ERRORS},
         summary="Entries anchored to the files and symbols being edited",
     )

@@ -205,3 +205,24 @@ def test_import_bank_command_refuses_unstorable_lines(tmp_path, bank):
     with pytest.raises(CommandError, match="NUL"):
         call_command("import_bank", bank.slug, str(path))
     assert Entry.objects.filter(bank=bank).count() == 0
+
+
+def test_a_url_or_headers_past_the_limits_are_414_and_431_in_the_envelope(client_rw, settings):
+    settings.KB_MAX_URL_BYTES = 300
+    settings.KB_MAX_HEADER_BYTES = 2000
+    long_query = client_rw.get("/api/v1/banks/acme/resolve", {"q": "x" * 400})
+    assert long_query.status_code == 414
+    assert long_query.json()["error"]["code"] == "uri_too_long"
+    # An unknown address under /api/ is measured too, before routing.
+    long_path = client_rw.get("/api/v1/" + "p" * 400)
+    assert long_path.status_code == 414
+    big_headers = client_rw.get("/api/v1/banks/acme/stats", HTTP_X_PADDING="y" * 2500)
+    assert big_headers.status_code == 431
+    assert big_headers.json()["error"] == {
+        "code": "headers_too_large",
+        "message": "The request headers are larger than the limit of 2000 bytes.",
+        "fields": {"headers": "At most 2000 bytes."},
+    }
+    # Just under both limits the request is served.
+    assert client_rw.get("/api/v1/banks/acme/resolve", {"q": "x" * 200}).status_code == 200
+    assert client_rw.get("/api/v1/banks/acme/stats", HTTP_X_PADDING="y" * 1500).status_code == 200

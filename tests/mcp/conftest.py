@@ -17,6 +17,6 @@ def mcp_world(db, hashing_embedder):
     read-write token on acme only, and a read-only token on acme."""
     acme = Bank.objects.create(slug="acme", name="Acme engineering", kind="engineering")
     Bank.objects.create(slug="globex", name="Globex", kind="business")
-    _, writer = create_token("mcp-agent", [acme], "read,write,curate")
+    writer_token, writer = create_token("mcp-agent", [acme], "read,write,curate")
     _, reader = create_token("mcp-reader", [acme], "read")
-    return {"bank": acme, "writer": writer, "reader": reader}
+    return {"bank": acme, "writer": writer, "reader": reader, "writer_id": writer_token.pk}

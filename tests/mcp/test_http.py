@@ -31,21 +31,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def uvicorn_server(mcp_world):
-    env = server_env()
-    port = free_port()
-    process = start_uvicorn(port, env)
-    deadline = time.monotonic() + 90
+def wait_for_port(process, port: int, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
     while True:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
+                return
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
                 raise RuntimeError("uvicorn did not start") from None
             time.sleep(0.3)
+
+
+@pytest.fixture
+def uvicorn_server(mcp_world):
+    env = server_env()
+    port = free_port()
+    process = start_uvicorn(port, env)
+    wait_for_port(process, port)
     yield f"http://127.0.0.1:{port}"
     process.terminate()
     try:
