@@ -20,7 +20,7 @@ def _lost_connection(*args, **kwargs):
     raise OperationalError("server closed the connection unexpectedly")
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @pytest.mark.parametrize("transport", ["asgi", "wsgi"])
 def test_a_lost_connection_outside_drfs_handler_is_503(bank, monkeypatch, transport):
     from kb.services.tokens import create_token
@@ -39,7 +39,7 @@ def test_a_lost_connection_outside_drfs_handler_is_503(bank, monkeypatch, transp
     assert response.json()["error"]["code"] == "service_unavailable"
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_any_other_escaping_error_is_still_a_500_in_the_envelope(bank, monkeypatch):
     from kb.services.tokens import create_token
 
