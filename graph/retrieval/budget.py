@@ -203,22 +203,26 @@ def pointer_count(item: dict) -> int:
 
 def fit_budget(body: dict, budget: int) -> dict:
     """Cut ``body`` in place until it fits ``budget`` tokens (the ladder above). Returns the
-    figures for ``stats``. Each result is serialised once per rung that touches it."""
+    figures for ``stats``. Each result is serialised once per rung that touches it (its size
+    before a rung is the one measured after the previous)."""
     report = {"contents_cut": 0, "results_cut": 0, "pointers_compacted": 0, "dropped_pointers": 0}
     results = body["results"]
     limit = budget * CHARS_PER_TOKEN
     size = _chars(body)
     bodies = [(item.get("content"), item.get("steps")) for item in results]
+    sizes: list[int | None] = [None] * len(results)  # each result's size since its last rung
     for rung in RUNGS:
-        for item in reversed(results):
+        for index in range(len(results) - 1, -1, -1):
             if size <= limit:
                 break
-            before = _chars(item)
+            item = results[index]
+            before = sizes[index] if sizes[index] is not None else _chars(item)
             if rung is _compact:
                 rung(item, size - limit, report)
             else:
                 rung(item, size - limit)
-            size += _chars(item) - before
+            sizes[index] = _chars(item)
+            size += sizes[index] - before
     report["contents_cut"] = sum(
         1
         for item, was in zip(results, bodies, strict=True)

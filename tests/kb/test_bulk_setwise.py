@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from graph.curation.revert import revert_operation
 from graph.models import Alias, Edge
 from kb.models import Entry, Job
-from kb.services.bulk import ImportFailed, import_bank
+from kb.services.bulk import ImportFailed, import_bank, refresh_statistics
 
 pytestmark = pytest.mark.django_db
 
@@ -134,3 +134,24 @@ def test_reverting_an_import_that_created_entries_costs_the_same_at_10_and_1000(
             )
             assert gone.count() == written, model
     assert counts[0] == counts[1], f"{counts[0]} statements for 10 entries, {counts[1]} for 1,000"
+
+
+def _analyze_count(table: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT analyze_count FROM pg_stat_user_tables WHERE relname = %s", [table])
+        return cursor.fetchone()[0]
+
+
+def test_a_large_import_refreshes_the_planner_statistics_after_commit(
+    bank, other_bank, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr("kb.services.bulk.ANALYZE_AFTER_ROWS", 100)
+    before = _analyze_count("graph_edge")
+    with django_capture_on_commit_callbacks(execute=True) as small:
+        import_bank(bank, lines(10, "small"))  # 40 rows: below the threshold
+    assert refresh_statistics not in small
+    with django_capture_on_commit_callbacks(execute=True) as large:
+        import_bank(other_bank, lines(30, "large"))  # 120 rows
+    assert large.count(refresh_statistics) == 1
+    assert _analyze_count("graph_edge") == before + 1
