@@ -11,6 +11,11 @@ Setup (when no ``--token`` is given): a bank ``loadbench`` holding a copy of the
 engineering bank, and a token for it, written straight into the database of this checkout
 (the one ``make run`` serves). Loopback addresses only; it stops by itself.
 
+All agents share the one token, so the server's per-token rate limits (600 requests and 120
+writes a minute by default) cap the whole crowd at 10 requests/s: measure capacity against a
+server started with ``KB_RATE_LIMIT_PER_MINUTE=0 KB_RATE_LIMIT_WRITES_PER_MINUTE=0``; with the
+limits on, the run shows them answering 429 with ``Retry-After`` instead.
+
     make run                      # in one terminal
     .venv/bin/python bench/load.py [--url http://127.0.0.1:8000] [--duration 60] [--agents 16]
                                    [--solo-duration 30] [--token T --bank SLUG]
@@ -279,8 +284,12 @@ async def verify(url: str, token: str, bank: str, ledger: Ledger, timeout: float
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=timeout) as client:
 
         async def check(entry_id: str) -> None:
-            async with semaphore:
-                response = await client.get(f"/api/v1/banks/{bank}/entries/{entry_id}")
+            for _ in range(5):  # a rate-limited check waits as told, never counts as lost
+                async with semaphore:
+                    response = await client.get(f"/api/v1/banks/{bank}/entries/{entry_id}")
+                if response.status_code != 429:
+                    break
+                await asyncio.sleep(float(response.headers.get("Retry-After", "5")))
             if response.status_code != 200:
                 lost.append(f"entry {entry_id}: {response.status_code}")
                 return
