@@ -52,16 +52,28 @@ def _names(value, field: str) -> list[str] | None:
     return names
 
 
+def _one(params, name: str):
+    """A parameter's single value (None when absent); given more than once is a 400."""
+    values = (
+        params.getlist(name) if hasattr(params, "getlist") else [params[name]] * (name in params)
+    )
+    if len(values) > 1:
+        raise InvalidInput(f"{name} is given once.", fields={name: "given more than once"})
+    return values[0] if values else None
+
+
 def parse_filters(params) -> GraphFilters:
-    """Validate query parameters (a QueryDict or a dict) into filters; bad input is a 400."""
-    flag = str(params.get("include_backfill", "false")).strip().lower()
-    if flag not in {"true", "false", "1", "0", "yes", "no", ""}:
+    """Validate query parameters (a QueryDict or a dict) into filters; bad input is a 400. The
+    values are what the schema says: ``include_backfill`` true or false, ``limit`` one integer."""
+    flag = _one(params, "include_backfill")
+    flag = "false" if flag is None else str(flag).strip().lower()
+    if flag not in {"true", "false"}:
         raise InvalidInput(
             "include_backfill is true or false.", fields={"include_backfill": "not a boolean"}
         )
-    raw_limit = params.get("limit")
+    raw_limit = _one(params, "limit")
     limit = DEFAULT_LIMIT
-    if raw_limit not in (None, ""):
+    if raw_limit is not None:
         try:
             limit = int(str(raw_limit))
         except ValueError:
@@ -75,7 +87,7 @@ def parse_filters(params) -> GraphFilters:
     return GraphFilters(
         kinds=_names(params.get("kinds"), "kinds"),
         relations=_names(params.get("relations"), "relations"),
-        include_backfill=flag in {"true", "1", "yes"},
+        include_backfill=flag == "true",
         limit=limit,
     )
 

@@ -30,7 +30,7 @@ from kb.models import Bank, Scope
 
 
 class PPRRequestSerializer(serializers.Serializer):
-    query = serializers.CharField(help_text="Seeds are this query's best flat matches.")
+    query = NonBlankField(help_text="Seeds are this query's best flat matches.")
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=200)
     seeds = serializers.IntegerField(required=False, default=5, min_value=1, max_value=50)
     hops = serializers.IntegerField(required=False, default=2, min_value=1, max_value=4)

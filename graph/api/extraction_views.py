@@ -15,7 +15,7 @@ from graph.models import EdgeProposal
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.openapi import schema_keywords
-from kb.api.params import int_query
+from kb.api.params import int_param, int_query
 from kb.api.render import iso
 from kb.api.schemas import NonBlankField
 from kb.api.views import ERRORS, BankAPIView
@@ -160,7 +160,7 @@ class EdgeProposalListView(BankAPIView):
             bank_obj,
             status=params.get("status", "open"),
             cursor=params.get("cursor"),
-            limit=params.get("limit"),
+            limit=int_param(request, "limit", 50, 1, 200),
         )
         return Response({"results": [proposal_json(p) for p in rows], "next": next_cursor})
 

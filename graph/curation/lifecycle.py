@@ -10,6 +10,15 @@ from graph.models import Edge
 from kb import audit
 from kb.errors import Conflict, InvalidInput
 from kb.models import Bank, Entry, EntryStatus, OperationKind
+from kb.services.entries import find_entry
+
+
+def _subject(bank: Bank, ref) -> Entry:
+    """The entry a lifecycle call is about: an Entry (admin) or the id of the URL, which answers
+    404 ``entry_not_found`` when it names no entry of the bank (blank included), as GET does."""
+    if isinstance(ref, Entry):
+        return _entry(bank, ref, "id")
+    return find_entry(bank, str(ref))
 
 
 def _required_text(value, field: str) -> str:
@@ -27,7 +36,7 @@ def retire_entry(
     state actually ended. ``superseded_by`` also writes ``superseded_by -supersedes-> entry``."""
     reason = _required_text(reason, "reason")
     evidence = _required_text(evidence, "evidence")
-    entry = _entry(bank, ref, "id")
+    entry = _subject(bank, ref)
     replacement = _entry(bank, superseded_by, "superseded_by") if superseded_by else None
     with audit.operation(
         bank, OperationKind.RETIRE, reason=reason, actor=actor, entry=entry.short_id
@@ -70,7 +79,7 @@ def retire_entry(
 
 def restore_entry(bank: Bank, ref, *, reason: str = "", actor: str | None = None) -> Entry:
     """Undo a retirement (the supersedes edge, if any, stays: unlink it separately)."""
-    entry = _entry(bank, ref, "id")
+    entry = _subject(bank, ref)
     with audit.operation(
         bank, OperationKind.RESTORE, reason=reason or "restored", actor=actor, entry=entry.short_id
     ):

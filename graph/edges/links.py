@@ -131,7 +131,7 @@ def _entry(bank: Bank, ref: Any, field: str) -> Entry:
                 fields={field: "Outside the bank."},
             )
         return ref
-    if not isinstance(ref, str) or not ref.strip():
+    if not isinstance(ref, str) or not ref:
         raise InvalidInput(
             f"{field} must be an entry id.", code="invalid_edge", fields={field: "Required."}
         )

@@ -155,12 +155,13 @@ def query_text(data: dict, field: str = "query") -> str:
 
 
 def int_param(request, name: str, default: int, low: int, high: int) -> int:
-    """An integer query parameter in [low, high] (``default`` when absent)."""
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
+    """An integer query parameter in [low, high] (``default`` when absent). Given twice, or
+    given empty, it is not a whole number: 400, as the schema (one integer) says."""
+    values = request.query_params.getlist(name)
+    if not values:
         return default
     try:
-        value = int(raw)
+        value = int(values[0]) if len(values) == 1 else low - 1
     except ValueError:
         value = low - 1
     if not low <= value <= high:

@@ -10,7 +10,9 @@ from rest_framework import serializers
 from kb.api.openapi import schema_keywords
 
 # Text the server strips and needs non-empty (reasons, titles, queries, subjects); no NUL.
-NONBLANK = "^[^\\x00]*[^\\x00\\s][^\\x00]*$"
+# Blank as the server sees it (Python's str.isspace): ECMA's \s plus the separators U+001C–
+# U+001F and U+0085, which a JSON Schema regex would otherwise count as text.
+NONBLANK = "^[^\\x00]*[^\\x00\\s\\x1c-\\x1f\\x85][^\\x00]*$"
 NONBLANK_TEXT = {"type": "string", "pattern": NONBLANK}
 # A date (YYYY-MM-DD) or an ISO 8601 timestamp: graph.edges.clocks.parse_instant.
 INSTANT = {
@@ -189,7 +191,7 @@ class EntryBatchSerializer(serializers.Serializer):
 
 
 class QueryRequestSerializer(serializers.Serializer):
-    query = serializers.CharField()
+    query = NonBlankField()
     limit = serializers.IntegerField(required=False, default=8, min_value=1, max_value=100)
     fold = serializers.BooleanField(required=False, default=True)
     pool = serializers.IntegerField(required=False, default=20, min_value=1, max_value=200)

@@ -226,3 +226,12 @@ def test_a_url_or_headers_past_the_limits_are_414_and_431_in_the_envelope(client
     # Just under both limits the request is served.
     assert client_rw.get("/api/v1/banks/acme/resolve", {"q": "x" * 200}).status_code == 200
     assert client_rw.get("/api/v1/banks/acme/stats", HTTP_X_PADDING="y" * 1500).status_code == 200
+
+
+@pytest.mark.parametrize("query", ["limit=", "limit=5&limit=6", "limit=2.5"])
+def test_an_integer_parameter_is_one_whole_number(client_rw, query):
+    # The schema says one integer: empty, repeated or fractional values are 400, not a default.
+    response = client_rw.get(f"/api/v1/banks/acme/edge-proposals?{query}")
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "invalid_input" and set(error["fields"]) == {"limit"}

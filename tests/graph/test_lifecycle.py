@@ -141,3 +141,16 @@ def test_stale_listing(client_rw, make_entry):
     body = client_rw.get("/api/v1/banks/acme/stale", {"days": 90}).json()
     assert [r["id"] for r in body["results"]] == [never.short_id, old.short_id]
     assert client_rw.get("/api/v1/banks/acme/stale", {"days": "x"}).status_code == 400
+
+
+@pytest.mark.parametrize("action", ["retire", "restore"])
+@pytest.mark.parametrize("entry_id", ["nosuch00", "%1E", "%20"])
+def test_a_lifecycle_call_on_an_id_naming_no_entry_is_404(client_rw, action, entry_id):
+    # The id of the URL names no entry (a control character or a space strips to nothing):
+    # the same 404 as GET, never a 400 about a body field.
+    body = {"reason": "gone"} | ({"evidence": "The vendor said so."} if action == "retire" else {})
+    response = client_rw.post(
+        f"/api/v1/banks/acme/entries/{entry_id}/{action}", body, format="json"
+    )
+    assert response.status_code == 404, response.content
+    assert response.json()["error"]["code"] == "entry_not_found"
