@@ -27,6 +27,7 @@ from kb import audit
 from kb.errors import Conflict, InvalidInput, KbError, NotFound
 from kb.models import Bank, Entry, EntryStatus, Operation
 from kb.services.entries import clean_entry_data, create_entry
+from tests.pg_activity import other_sessions
 
 pytestmark = [
     pytest.mark.xdist_group("concurrency"),
@@ -72,12 +73,7 @@ def in_thread(target: Callable, *args) -> tuple[threading.Thread, dict]:
 
 def lock_waiters() -> int:
     """Backends of this test database waiting for a lock right now."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0]
+    return other_sessions("wait_event_type = 'Lock'")
 
 
 def wait_until_blocked(count: int, *threads: threading.Thread, timeout: float = 5.0) -> bool:

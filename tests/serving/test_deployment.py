@@ -16,6 +16,7 @@ from django.db import connection
 
 from kb.models import Entry, EntryEmbedding, Job, Operation
 from kb.services.tokens import create_token
+from tests.pg_activity import other_sessions
 
 from .procs import (
     FAULT_BROKER,
@@ -47,12 +48,7 @@ def replica_url() -> str:
 
 
 def replica_sessions() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND application_name = 'kb-replica'"
-        )
-        return cursor.fetchone()[0]
+    return other_sessions("application_name = 'kb-replica'")
 
 
 def test_two_web_processes_and_two_workers_share_one_database(

@@ -14,10 +14,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from kb.models import Entry, EntryEmbedding, EntryKind, Job, Operation
 from kb.services.embedding import _source_hash, dimension_texts, get_embedder
+from tests.pg_activity import other_sessions
 
 from .procs import FAULT_BROKER, base_env, celery_client, new_queue, start_worker, stop, wait_for
 
@@ -48,22 +49,12 @@ def worker_env(queue: str, **extra: str) -> dict:
 
 def _writing_backends() -> int:
     """Sessions of other processes on this database inside a transaction that has written."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL"
-        )
-        return cursor.fetchone()[0]
+    return other_sessions("backend_xid IS NOT NULL")
 
 
 def _lock_waiters() -> int:
     """Sessions of other processes on this database waiting for a lock."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0]
+    return other_sessions("wait_event_type = 'Lock'")
 
 
 @contextmanager
