@@ -112,3 +112,14 @@ def loads_checked(text: str | bytes, root: str = "", max_depth: int | None = Non
         ) from None
     check_json(value, root, max_depth)
     return value
+
+
+def single_param(params, name: str):
+    """The one value of query parameter ``name`` (None when absent). ``params`` is a QueryDict
+    or a plain dict; a parameter given more than once is a 400, since the schema says one."""
+    values = (
+        params.getlist(name) if hasattr(params, "getlist") else [params[name]] * (name in params)
+    )
+    if len(values) > 1:
+        raise InvalidInput(f"{name} is given once.", fields={name: "Given more than once."})
+    return values[0] if values else None

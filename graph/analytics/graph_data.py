@@ -19,6 +19,7 @@ from graph.analytics import layout_store
 from graph.analytics.layout import extent_of, provisional_position
 from graph.models import EdgeSource, EdgeType, GraphLayout
 from kb.errors import InvalidInput
+from kb.inputs import single_param
 from kb.models import Bank, EntryKind
 
 BACKFILL_SOURCES = frozenset(
@@ -52,26 +53,16 @@ def _names(value, field: str) -> list[str] | None:
     return names
 
 
-def _one(params, name: str):
-    """A parameter's single value (None when absent); given more than once is a 400."""
-    values = (
-        params.getlist(name) if hasattr(params, "getlist") else [params[name]] * (name in params)
-    )
-    if len(values) > 1:
-        raise InvalidInput(f"{name} is given once.", fields={name: "given more than once"})
-    return values[0] if values else None
-
-
 def parse_filters(params) -> GraphFilters:
     """Validate query parameters (a QueryDict or a dict) into filters; bad input is a 400. The
     values are what the schema says: ``include_backfill`` true or false, ``limit`` one integer."""
-    flag = _one(params, "include_backfill")
+    flag = single_param(params, "include_backfill")
     flag = "false" if flag is None else str(flag).strip().lower()
     if flag not in {"true", "false"}:
         raise InvalidInput(
             "include_backfill is true or false.", fields={"include_backfill": "not a boolean"}
         )
-    raw_limit = _one(params, "limit")
+    raw_limit = single_param(params, "limit")
     limit = DEFAULT_LIMIT
     if raw_limit is not None:
         try:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from rest_framework import serializers
 
 from kb.api.errors import ApiError
+from kb.inputs import single_param
 
 
 def reject_unknown(body: dict, allowed: Iterable[str]) -> None:
@@ -157,11 +158,11 @@ def query_text(data: dict, field: str = "query") -> str:
 def int_param(request, name: str, default: int, low: int, high: int) -> int:
     """An integer query parameter in [low, high] (``default`` when absent). Given twice, or
     given empty, it is not a whole number: 400, as the schema (one integer) says."""
-    values = request.query_params.getlist(name)
-    if not values:
+    raw = single_param(request.query_params, name)
+    if raw is None:
         return default
     try:
-        value = int(values[0]) if len(values) == 1 else low - 1
+        value = int(raw)
     except ValueError:
         value = low - 1
     if not low <= value <= high:
