@@ -71,12 +71,16 @@ def create_token(
     return token, raw
 
 
+def _live_q(now: datetime, prefix: str = "") -> Q:
+    """Not revoked and not expired at ``now``, on ``AgentToken`` reached through ``prefix``."""
+    return Q(**{f"{prefix}revoked_at__isnull": True}) & (
+        Q(**{f"{prefix}expires_at__isnull": True}) | Q(**{f"{prefix}expires_at__gt": now})
+    )
+
+
 def live_tokens(now: datetime | None = None):
     """Tokens that authenticate now: not revoked, not expired."""
-    now = now or timezone.now()
-    return AgentToken.objects.filter(revoked_at__isnull=True).filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-    )
+    return AgentToken.objects.filter(_live_q(now or timezone.now()))
 
 
 def token_state(token: AgentToken, now: datetime | None = None) -> str:
@@ -110,9 +114,8 @@ def authenticate_token_for_bank(
         link = (
             AgentToken.banks.through.objects.select_related("agenttoken", "bank")
             .filter(
-                Q(agenttoken__expires_at__isnull=True) | Q(agenttoken__expires_at__gt=now),
+                _live_q(now, "agenttoken__"),
                 agenttoken__token_hash=hash_token(raw),
-                agenttoken__revoked_at__isnull=True,
                 bank__slug=bank_slug,
             )
             .first()
