@@ -48,6 +48,19 @@ def weighted_cosine(emb, q: np.ndarray, weights: dict[str, float]) -> float:
     return num / den if den else 0.0
 
 
+def pair_cosine(emb, other, weights: dict[str, float]) -> float:
+    """Bank-weighted cosine of two entries' vectors, dimension by dimension."""
+    num = den = 0.0
+    for d in DIMENSIONS:
+        v, w = getattr(emb, d), getattr(other, d)
+        if v is None or w is None:
+            continue
+        v, w = np.asarray(v, dtype=float), np.asarray(w, dtype=float)
+        num += weights[d] * float(v @ w / (np.linalg.norm(v) * np.linalg.norm(w)))
+        den += weights[d]
+    return num / den if den else 0.0
+
+
 def signal_report(bank, tasks) -> dict:
     """Rank each kept task's A neighbours by every candidate signal (see the module docstring)."""
     from graph.models import Edge
@@ -62,6 +75,9 @@ def signal_report(bank, tasks) -> dict:
         "note": lambda r: r[2],
         "entry+0.5note": lambda r: r[1] + 0.5 * r[2],
         "entry+1.0note": lambda r: r[1] + 1.0 * r[2],
+        "result": lambda r: r[3],
+        "entry+0.5result": lambda r: r[1] + 0.5 * r[3],
+        "entry+1.0result": lambda r: r[1] + 1.0 * r[3],
     }
     hits = dict.fromkeys(signals, 0)
     kept = b_entry_above = b_note_above = 0
@@ -81,13 +97,22 @@ def signal_report(bank, tasks) -> dict:
             if e.note
         ]
         others = [e.to_entry_id if e.from_entry_id == t.a.pk else e.from_entry_id for e in edges]
-        embs = {e.entry_id: e for e in EntryEmbedding.objects.filter(entry_id__in=others)}
+        embs = {
+            e.entry_id: e for e in EntryEmbedding.objects.filter(entry_id__in=[*others, t.a.pk])
+        }
         notes = embedder.embed([e.note for e in edges])
         rows = []
         for other, note_v in zip(others, notes, strict=True):
             nv = np.asarray(note_v, dtype=float)
             note_cos = float(nv @ q / (np.linalg.norm(nv) * np.linalg.norm(q)))
-            rows.append((other, weighted_cosine(embs[other], q, weights), note_cos))
+            rows.append(
+                (
+                    other,
+                    weighted_cosine(embs[other], q, weights),
+                    note_cos,
+                    pair_cosine(embs[other], embs[t.a.pk], weights),
+                )
+            )
         b_row = next(r for r in rows if r[0] == t.b.pk)
         crowd_rows = [r for r in rows if r[0] not in (t.b.pk, t.tangent.pk)]
         best_entry = max(r[1] for r in crowd_rows)

@@ -93,99 +93,136 @@ def bound_fields(item: dict) -> None:
 
 
 # --- the ladder: each rung cuts one result (and its pointers) in place ---------------------
+# A rung returns how many characters of the rendered body its edits changed, computed from
+# the edited values alone (:func:`_put`, :func:`_remove`), so the ladder never re-renders a
+# result to learn its new size (tests/graph/test_answer_budget.py checks every delta).
+
+
+def _key_chars(key: str) -> int:
+    return len(key) + 4  # ,"key":  (keys are ASCII; a holder always has other keys)
+
+
+def _put(holder: dict, key: str, value: object) -> int:
+    """``holder[key] = value``; the change in rendered characters."""
+    if key in holder:
+        old = holder[key]
+        if type(old) is type(value) and old == value:
+            return 0
+        holder[key] = value
+        return _chars(value) - _chars(old)
+    holder[key] = value
+    return _key_chars(key) + _chars(value)
+
+
+def _remove(holder: dict, key: str) -> tuple[object, int]:
+    """``holder.pop(key, None)`` and the change in rendered characters."""
+    if key not in holder:
+        return None, 0
+    value = holder.pop(key)
+    return value, -(_key_chars(key) + _chars(value))
 
 
 def _pointers(item: dict) -> list[dict]:
     return [*item.get("related", ()), *item.get("neighbors", ())]
 
 
-def _shorten(holder: dict, keep: int, excess: int) -> None:
+def _shorten(holder: dict, keep: int, excess: int) -> int:
     """Cut ``holder``'s content towards ``keep`` characters, no more than ``excess`` asks."""
     content = holder.get("content")
     if not content:
-        return
+        return 0
     text = content[: -len(MARKER)] if content.endswith(MARKER) else content
     if len(text) <= keep and not (keep == 0 and text):
-        return
+        return 0
     new_len = max(keep, len(text) - max(excess, 0) - len(MARKER))
-    holder["content"] = text[:new_len].rstrip() + MARKER if new_len > 0 else ""
-    holder["truncated"] = True
+    delta = _put(holder, "content", text[:new_len].rstrip() + MARKER if new_len > 0 else "")
+    return delta + _put(holder, "truncated", True)
 
 
-def _content_head(item: dict, excess: int) -> None:
-    _shorten(item, CONTENT_FLOOR, excess)
+def _content_head(item: dict, excess: int, _report: dict) -> int:
+    delta = _shorten(item, CONTENT_FLOOR, excess)
     for pointer in reversed(_pointers(item)):
-        _shorten(pointer, CONTENT_FLOOR, excess)
+        delta += _shorten(pointer, CONTENT_FLOOR, excess)
+    return delta
 
 
-def _texts(holders: list[dict], limits: dict[str, int]) -> None:
+def _texts(holders: list[dict], limits: dict[str, int]) -> int:
+    delta = 0
     for holder in holders:
         for name, limit in limits.items():
             value = holder.get(name)
-            if isinstance(value, str):
-                holder[name] = clip(value, limit)
+            if isinstance(value, str) and len(value) > limit:
+                delta += _put(holder, name, clip(value, limit))
+    return delta
 
 
-def _pointer_texts(item: dict, _excess: int) -> None:
-    _texts(_pointers(item), {"note": 160, "summary": 160, "title": 160})
-    _texts(item.get("links", ()), {"note": 160})
+def _pointer_texts(item: dict, _excess: int, _report: dict) -> int:
+    delta = _texts(_pointers(item), {"note": 160, "summary": 160, "title": 160})
+    delta += _texts(item.get("links", ()), {"note": 160})
     for pointer in _pointers(item):
         if pointer.get("summary") and pointer.get("summary") == pointer.get("title"):
-            pointer["summary"] = ""  # the title already says it
+            delta += _put(pointer, "summary", "")  # the title already says it
+    return delta
 
 
-def _content_off(item: dict, _excess: int) -> None:
-    _shorten(item, 0, 1 << 30)
+def _content_off(item: dict, _excess: int, _report: dict) -> int:
+    delta = _shorten(item, 0, 1 << 30)
     if item.get("steps"):
-        item["steps"], item["truncated"] = [], True
+        delta += _put(item, "steps", []) + _put(item, "truncated", True)
     for pointer in _pointers(item):
-        _shorten(pointer, 0, 1 << 30)
-        if pointer.pop("steps", None):
-            pointer["truncated"] = True
+        delta += _shorten(pointer, 0, 1 << 30)
+        steps, removed = _remove(pointer, "steps")
+        delta += removed
+        if steps:
+            delta += _put(pointer, "truncated", True)
+    return delta
 
 
-def _terse_result(item: dict, _excess: int) -> None:
-    item["useful_for"] = ""
-    _texts([item], {"summary": 160})
+def _terse_result(item: dict, _excess: int, _report: dict) -> int:
+    return _put(item, "useful_for", "") + _texts([item], {"summary": 160})
 
 
-def _terse_pointers(item: dict, _excess: int) -> None:
-    for pointer in _pointers(item):
-        pointer["summary"] = ""
-    _texts(_pointers(item), {"note": 100, "title": 80})
-    _texts(item.get("links", ()), {"note": 80})
+def _terse_pointers(item: dict, _excess: int, _report: dict) -> int:
+    delta = sum(_put(pointer, "summary", "") for pointer in _pointers(item))
+    delta += _texts(_pointers(item), {"note": 100, "title": 80})
+    return delta + _texts(item.get("links", ()), {"note": 80})
 
 
-def _bare_pointers(item: dict, _excess: int) -> None:
-    _texts(_pointers(item), {"note": 48, "title": 48})
-    for link in item.get("links", ()):
-        link["note"] = ""
+def _bare_pointers(item: dict, _excess: int, _report: dict) -> int:
+    delta = _texts(_pointers(item), {"note": 48, "title": 48})
+    return delta + sum(_put(link, "note", "") for link in item.get("links", ()))
 
 
 def compact_form(pointer: dict, kind: str) -> str:
     return f"{pointer['id']} {pointer['relation']} {pointer['direction']} {kind}"
 
 
-def _compact(item: dict, excess: int, report: dict) -> None:
+def _compact(item: dict, excess: int, report: dict) -> int:
     """Move pointers, last first, into ``compact_pointers`` until ``excess`` is saved."""
-    saved = 0
+    saved = delta = 0
     for sub in ("links", "neighbors", "related"):
         items = item.get(sub) or []
         while items and saved < excess:
             pointer = items.pop()
             kind = "link" if sub == "links" else pointer.get("kind", sub)
             short = compact_form(pointer, kind)
-            item.setdefault(COMPACT, []).insert(0, short)
-            saved += _chars(pointer) - _chars(short)
+            if COMPACT not in item:
+                delta += _put(item, COMPACT, [])
+            compact = item[COMPACT]
+            pointer_chars, short_chars = _chars(pointer), _chars(short)
+            # a list loses an element and its comma (none when it was alone), the other gains
+            delta += short_chars + (1 if compact else 0) - pointer_chars - (1 if items else 0)
+            compact.insert(0, short)
+            saved += pointer_chars - short_chars
             report["pointers_compacted"] += 1
+    return delta
 
 
-def _bare_result(item: dict, _excess: int) -> None:
-    item["summary"] = ""
-    _texts([item], {"title": 60})
+def _bare_result(item: dict, _excess: int, _report: dict) -> int:
+    return _put(item, "summary", "") + _texts([item], {"title": 60})
 
 
-RUNGS: list[Callable[..., None]] = [
+RUNGS: list[Callable[[dict, int, dict], int]] = [
     _content_head,
     _pointer_texts,
     _content_off,
@@ -203,26 +240,18 @@ def pointer_count(item: dict) -> int:
 
 def fit_budget(body: dict, budget: int) -> dict:
     """Cut ``body`` in place until it fits ``budget`` tokens (the ladder above). Returns the
-    figures for ``stats``. Each result is serialised once per rung that touches it (its size
-    before a rung is the one measured after the previous)."""
+    figures for ``stats``. The body is rendered once before the ladder and once after: the
+    rungs report their own size changes."""
     report = {"contents_cut": 0, "results_cut": 0, "pointers_compacted": 0, "dropped_pointers": 0}
     results = body["results"]
     limit = budget * CHARS_PER_TOKEN
     size = _chars(body)
     bodies = [(item.get("content"), item.get("steps")) for item in results]
-    sizes: list[int | None] = [None] * len(results)  # each result's size since its last rung
     for rung in RUNGS:
         for index in range(len(results) - 1, -1, -1):
             if size <= limit:
                 break
-            item = results[index]
-            before = sizes[index] if sizes[index] is not None else _chars(item)
-            if rung is _compact:
-                rung(item, size - limit, report)
-            else:
-                rung(item, size - limit)
-            sizes[index] = _chars(item)
-            size += sizes[index] - before
+            size += rung(results[index], size - limit, report)
     report["contents_cut"] = sum(
         1
         for item, was in zip(results, bodies, strict=True)
@@ -233,6 +262,19 @@ def fit_budget(body: dict, budget: int) -> dict:
         _drop_ids(body, limit, report)
     _fit_query(body, limit)
     return report
+
+
+def settle_tokens(body: dict, stats: dict) -> None:
+    """Set ``stats["tokens"]`` to the tokens of ``body`` including that figure itself, with
+    one rendering: only the figure's digits change between the candidates."""
+    figure = stats["tokens"]
+    chars = _chars(body) - len(str(figure))
+    for _ in range(8):
+        tokens = -(-(chars + len(str(figure))) // CHARS_PER_TOKEN)
+        if tokens == figure:
+            break
+        figure = tokens
+    stats["tokens"] = figure
 
 
 def _drop_ids(body: dict, limit: int, report: dict) -> None:

@@ -14,7 +14,6 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db import connection
 from django.utils import timezone
 
 from graph.retrieval.relevance import (
@@ -25,6 +24,7 @@ from graph.retrieval.relevance import (
     vector_relevance_sql,
 )
 from kb.models import Bank
+from kb.prepared import fetch_prepared
 
 PROTECTED = 2  # the two best-ranked results always stand as themselves
 
@@ -177,28 +177,44 @@ _CURRENT = """ed.bank_id = %(bank)s AND ed.invalidated_at IS NULL
     AND (ed.valid_to IS NULL OR ed.valid_to > %(now)s)"""
 
 
-def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> list[PoolEdge]:
-    """Every current edge among ``ids`` in one statement, each with its note's relevance to
-    ``query``."""
-    if len(ids) < 2:
-        return []
+@dataclass
+class PoolGraph:
+    """What the fold's first statement reads: the current edges among the pool, and the ids of
+    the bank's ``supersedes`` types (so the neighbour statement can name them as literals)."""
+
+    edges: list[PoolEdge]
+    replacement_types: list[int]
+
+
+def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
+    """Every current edge among ``ids``, each with its note's relevance to ``query``, and the
+    bank's replacement (``supersedes``) type ids, in one statement."""
     note_rel = NOTE_RELEVANCE_SQL.format(note="ed.note")
     sql = f"""
+        WITH sup AS (
+            SELECT coalesce(array_agg(id ORDER BY id), '{{}}') AS ids FROM graph_edgetype
+             WHERE name = 'supersedes' AND (bank_id IS NULL OR bank_id = %(bank)s)
+        )
+        SELECT sup.ids, x.* FROM sup LEFT JOIN LATERAL (
         SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority,
                ed.note, {note_rel}
           FROM graph_edge ed JOIN graph_edgetype t ON t.id = ed.type_id
-         WHERE {_CURRENT}
+         WHERE {_CURRENT} AND %(many)s
            AND ed.from_entry_id = ANY(%(ids)s) AND ed.to_entry_id = ANY(%(ids)s)
+        ) x ON true
     """
     params = {
         "bank": bank.pk,
         "now": timezone.now(),
         "ids": list(ids),
+        "many": len(ids) >= 2,
         "note_terms": note_terms(query),
     }
-    with connection.cursor() as cur:
-        cur.execute(sql, params)
-        return [PoolEdge(*row[:7], float(row[7] or 0.0)) for row in cur.fetchall()]
+    rows = fetch_prepared(sql, params)
+    return PoolGraph(
+        [PoolEdge(*row[1:8], float(row[8] or 0.0)) for row in rows if row[1] is not None],
+        list(rows[0][0]) if rows else [],
+    )
 
 
 @dataclass
@@ -228,14 +244,14 @@ class NeighborSelection:
 # Each result's candidates are read in index order (partial indexes on (end, id) of open
 # edges, noted and bare apart): per direction the newest ``cap`` noted edges and the newest
 # ``cap // 3`` bare ones, so a hub costs a bounded number of rows, not its degree. A
-# replacement (supersedes, in) is read on its own arm so the cap can never hide it; its type test
-# is ``= ANY(ARRAY(...))`` because ``IN (SELECT ...)`` let the planner walk the GiST exclusion
-# index on its second column (8 ms per result at 20k edges; bench/fold.py). The candidates are
-# then ranked by relevance to the query.
+# replacement (supersedes, in) is read on its own arm so the cap can never hide it. Its type ids
+# are literals, one arm each, read by the fold's first statement: with the type left to a
+# subquery the planner cannot see how rare replacements are and, with fresh statistics, walks
+# the GiST exclusion index on its second column instead of ``edge_to_open`` (15 ms per result,
+# 120 ms a query at 100k entries; bench/fold.py). The candidates are then ranked by relevance.
 _NEIGHBORS_SQL = """
 WITH qv AS (SELECT %(qvec)s::vector AS v),
 r AS (SELECT unnest(%(results)s::bigint[]) AS id),
-sup AS (SELECT id FROM graph_edgetype WHERE name = 'supersedes'),
 e AS (
     SELECT r.id AS result_id, c.* FROM r CROSS JOIN LATERAL (
         (SELECT 1 AS arm, ed.id AS edge_id, ed.to_entry_id AS other_id, 'out'::text AS direction,
@@ -262,12 +278,7 @@ e AS (
           WHERE ed.to_entry_id = r.id AND ed.invalidated_at IS NULL AND ed.note = ''
             AND {current} AND NOT ed.from_entry_id = ANY(%(pool)s)
           ORDER BY ed.id DESC LIMIT %(bare_cap)s)
-        UNION ALL
-        (SELECT 5, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note
-           FROM graph_edge ed
-          WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id = ANY(ARRAY(SELECT id FROM sup))
-            AND NOT ed.from_entry_id = ANY(%(results)s)
-          ORDER BY ed.id DESC LIMIT 3)
+{replacement_arms}
     ) c
 ),
 capped AS (
@@ -316,6 +327,28 @@ SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NU
 """
 
 
+_REPLACEMENT_ARM = """
+        UNION ALL
+        (SELECT 5, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note
+           FROM graph_edge ed
+          WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id {type_test}
+            AND NOT ed.from_entry_id = ANY(%(results)s)
+          ORDER BY ed.id DESC LIMIT 3)"""
+
+
+def _replacement_arms(type_ids: Sequence[int] | None) -> str:
+    """Arm 5 of the candidate read, once per replacement type id (a literal the planner can
+    estimate), or with a subquery when the ids are not known."""
+    if type_ids is None:
+        tests = [
+            "= ANY(ARRAY(SELECT id FROM graph_edgetype WHERE name = 'supersedes' "
+            "AND (bank_id IS NULL OR bank_id = %(bank)s)))"
+        ]
+    else:
+        tests = [f"= {int(type_id)}" for type_id in type_ids]
+    return "".join(_REPLACEMENT_ARM.format(type_test=test, current=_CURRENT) for test in tests)
+
+
 def neighbors_of(
     bank: Bank,
     result_ids: Sequence[int],
@@ -327,16 +360,20 @@ def neighbors_of(
     floor: float | None = None,
     cap: int = NEIGHBOR_CANDIDATE_CAP,
     expand: Sequence[str] = (),
+    replacement_types: Sequence[int] | None = None,
 ) -> NeighborSelection:
     """Up to ``per_result`` one-hop neighbours per result from outside the pool, in one
     statement. A result superseded by an entry outside the results gets that replacement first
     (pinned); the rest are ranked by relevance to the query (API.md step 7), then noted edges,
     then the edge type's neighbour priority. Neighbours below ``floor`` are left out (a
-    neighbour without vectors yet is judged by its note alone and never dropped)."""
+    neighbour without vectors yet is judged by its note alone and never dropped).
+    ``replacement_types`` are the bank's ``supersedes`` type ids (:func:`edges_among` reads
+    them); without them the statement looks them up itself, at the risk of a worse plan."""
     if not result_ids:
         return NeighborSelection([], [])
     sql = _NEIGHBORS_SQL.format(
         current=_CURRENT,
+        replacement_arms=_replacement_arms(replacement_types),
         vrel=vector_relevance_sql("emb"),
         nrel=NOTE_RELEVANCE_SQL.format(note="f.note"),
     )
@@ -352,9 +389,7 @@ def neighbors_of(
         "floor": -1.0 if floor is None else floor,
         "expand": list(expand),
     }
-    with connection.cursor() as cur:
-        cur.execute(sql, params)
-        rows = cur.fetchall()
+    rows = fetch_prepared(sql, params)
     out, capped = [], []
     for row in rows:
         if row[1] is None:

@@ -25,8 +25,8 @@ from graph.retrieval.budget import (
     DEFAULT_BUDGET_FLOOR,
     DEFAULT_BUDGET_PER_RESULT,
     bound_fields,
-    estimate_tokens,
     fit_budget,
+    settle_tokens,
 )
 from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
 from graph.retrieval.relevance import NOTE_WEIGHT
@@ -147,7 +147,8 @@ def run_query(
         returned = pool_ids[: params.limit]
         attach_links(results, returned, [], {})
     else:
-        pool_edges = edges_among(bank, pool_ids, params.query)
+        pool_graph = edges_among(bank, pool_ids, params.query)
+        pool_edges = pool_graph.edges
         plan = fold_pool(pool_ids, pool_edges, params.limit)
         # Refills are the pool's tail: only those that clear the relevance floor take a slot.
         kept = [
@@ -197,6 +198,7 @@ def run_query(
             query_vector=query_vector,
             floor=neighbor_floor if neighbor_floor > 0 else None,
             expand=sorted(expand),
+            replacement_types=pool_graph.replacement_types,
         )
         stats["neighbor_cap_reached"] = len(selection.capped)
         for n in selection.neighbors:
@@ -241,8 +243,7 @@ def run_query(
     stats["neighbors"] = sum(len(r["neighbors"]) for r in results)
     took_ms = round((time.perf_counter() - started) * 1000, 1)
     stats["took_ms"] = took_ms
-    for _ in range(3):  # the figure is part of what it counts
-        stats["tokens"] = estimate_tokens(body)
+    settle_tokens(body, stats)  # the figure is part of what it counts
     returned_short = [r["id"] for r in results]
     if record:
         shown = set(returned_short)

@@ -205,3 +205,39 @@ def test_the_ladder_cuts_text_before_pointers_and_pointers_before_ids():
             # and only when the results would not fit even without any pointer
             rest = [{**r, COMPACT: []} for r in results]
             assert estimate_tokens({**body, "results": rest}) > budget - 120, case
+
+
+def test_every_rung_reports_the_size_change_it_made():
+    """The ladder keeps the body's size from the rungs' own deltas: each must equal what
+    re-rendering the result shows, escapes and line separators included."""
+    from graph.retrieval import budget
+
+    rng = random.Random(11)
+    odd = ['"quoted"', "back\\slash", "tab\there", "sep\u2028line", "naïve ünïcode", "line\nbreak"]
+    applied = 0
+    for case in range(120):
+        body = _synthetic(rng)
+        for item in body["results"]:
+            for holder in [item, *item["related"], *item["neighbors"], *item["links"]]:
+                for name in ("note", "summary", "title", "content"):
+                    if isinstance(holder.get(name), str) and rng.random() < 0.3:
+                        holder[name] = rng.choice(odd) + " " + holder[name] + rng.choice(odd)
+        report = {"pointers_compacted": 0}
+        for rung in budget.RUNGS:
+            for item in reversed(body["results"]):
+                before = budget._chars(item)
+                delta = rung(item, rng.choice([0, 40, 400, 4000]), report)
+                assert delta == budget._chars(item) - before, (case, rung.__name__)
+                applied += delta != 0
+    assert applied > 500  # the rungs did cut, so the deltas were tested on real edits
+
+
+def test_the_token_figure_counts_itself():
+    from graph.retrieval.budget import settle_tokens
+
+    rng = random.Random(5)
+    for _ in range(200):
+        body = _synthetic(rng)
+        body["stats"]["tokens"] = rng.choice([0, 7, 99999])
+        settle_tokens(body, body["stats"])
+        assert body["stats"]["tokens"] == estimate_tokens(body)

@@ -88,6 +88,62 @@ def test_pinned_replacement_still_first_in_a_crowd(
     assert ids[0] == new.short_id and ids[1] == needed.short_id
 
 
+def test_a_bank_that_redefines_supersedes_still_pins_its_replacements(
+    bank, make_entry, linked, ranked, hashing_embedder
+):
+    """The replacement arm names the bank's replacement types as literals (read by the fold's
+    first statement): the core type and the bank's own of the same name both count."""
+    from graph.models import Edge, EdgeType
+    from graph.retrieval.fold import edges_among
+
+    core = EdgeType.objects.get(bank=None, name="supersedes")
+    a, other, needed = _crowded(bank, make_entry, linked, hashing_embedder, needed_first=False)
+    old_style = make_entry("Replacement written with the core type")
+    linked(old_style, a, "supersedes")
+    own = EdgeType.objects.create(
+        bank=bank, name="supersedes", fold_role=core.fold_role, neighbor_priority=50
+    )
+    b = make_entry("Another superseded result")
+    new = make_entry("Replacement written with the bank's own type")
+    linked(new, b, "supersedes")
+    assert Edge.objects.get(from_entry=new).type_id == own.pk
+    assert edges_among(bank, [a.pk, b.pk]).replacement_types == sorted([core.pk, own.pk])
+    ranked(a, b, other)
+    body = run_query(bank, QueryParams("ledger signing key rotation nonce", limit=3, neighbors=2))
+    firsts = {r["id"]: r["neighbors"][0] for r in body["results"] if r["neighbors"]}
+    assert firsts[a.short_id]["id"] == old_style.short_id and firsts[a.short_id]["replacement"]
+    assert firsts[b.short_id]["id"] == new.short_id and firsts[b.short_id]["replacement"]
+
+
+def test_the_fold_statements_are_prepared_and_answer_the_same_unprepared(
+    bank, make_entry, linked, ranked, hashing_embedder
+):
+    """kb/prepared.py: the neighbour and pool-edge statements are prepared on the server once
+    per connection; with preparing off (KB_PREPARED_STATEMENTS=0) the answer is the same."""
+    a, other, needed = _crowded(bank, make_entry, linked, hashing_embedder, needed_first=False)
+    ranked(a, other)
+    params = QueryParams("ledger signing key rotation nonce", limit=2, neighbors=2)
+    prepared = [run_query(bank, params, record=False) for _ in range(3)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT statement FROM pg_prepared_statements "
+            "WHERE statement LIKE '%%WITH qv AS%%' OR statement LIKE '%%WITH sup AS%%'"
+        )
+        assert len(cursor.fetchall()) == 2  # one each, reused by the later queries
+    raw = connection.connection
+    saved, raw.prepare_threshold = raw.prepare_threshold, None
+    try:
+        plain = run_query(bank, params, record=False)
+    finally:
+        raw.prepare_threshold = saved
+
+    def neighbours(body):
+        return [[n["id"] for n in r["neighbors"]] for r in body["results"]]
+
+    assert neighbours(plain) == neighbours(prepared[-1]) == neighbours(prepared[0])
+    assert neighbours(plain)[0][0] == needed.short_id
+
+
 def test_without_vectors_note_relevance_then_note_then_priority_decide(
     bank, make_entry, linked, ranked
 ):
