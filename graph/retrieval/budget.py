@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from json.encoder import encode_basestring
 
 CHARS_PER_TOKEN = 4
 MARKER = " …[truncated]"  # ends content (and any text cut to its hard limit)
@@ -44,13 +45,17 @@ POINTER_LISTS = ("related", "neighbors", "links")
 COMPACT = "compact_pointers"
 
 
+# One encoder for every rendering (json.dumps builds a new one per call when given options).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def render(body: object) -> str:
     """The JSON text an agent receives (the REST renderer's and the MCP server's)."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(body)
 
 
 def _chars(value: object) -> int:
-    text = render(value)
+    text = encode_basestring(value) if type(value) is str else _ENCODER.encode(value)
     return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))  # sent as \u2028
 
 

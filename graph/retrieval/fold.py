@@ -296,7 +296,7 @@ f AS (
      ORDER BY e.result_id, e.other_id, 8 DESC, (e.note <> '') DESC, t.neighbor_priority DESC,
               e.edge_id
 ),
-s AS (
+s AS MATERIALIZED (  -- each candidate's relevance computed once, not per use below
     SELECT f.*, {vrel} AS vrel, {nrel} AS nrel
       FROM f CROSS JOIN qv
       JOIN kb_entry o ON o.id = f.other_id

@@ -32,7 +32,7 @@ from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
 from graph.retrieval.relevance import NOTE_WEIGHT
 from kb.models import Bank, Entry, EntryStatus
 from kb.presenters import entry_core
-from kb.services.embedding import embed_query
+from kb.services.embedding import QueryVector, embed_query
 from kb.services.search import rank_candidates
 from kb.services.usage import USAGE_CTE, relaxed_commit_cte
 
@@ -124,6 +124,8 @@ def run_query(
     pool_size = max(params.pool, params.limit) if params.fold else params.limit
     if query_vector is None:
         query_vector = embed_query(params.query)
+    elif not isinstance(query_vector, QueryVector):
+        query_vector = QueryVector(query_vector)  # the search and the fold share its text
     hits = rank_candidates(
         bank,
         params.query,

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from kb.models import DEFAULT_DIMENSION_WEIGHTS, Bank
+from kb.services.embedding import vector_literal
 
 NOTE_WEIGHT = 0.5
 # Relevance is compared in bands this wide; inside one band the note, then the edge type's
@@ -52,7 +53,7 @@ def relevance_params(
 ) -> dict[str, object]:
     weights = bank.dimension_weights() if bank else dict(DEFAULT_DIMENSION_WEIGHTS)
     params: dict[str, object] = {f"w_{d}": max(0.0, weights[d]) for d in DIMENSIONS}
-    params["qvec"] = str(list(query_vector)) if query_vector is not None else None
+    params["qvec"] = vector_literal(query_vector)
     params["note_terms"] = note_terms(query)
     params["note_weight"] = NOTE_WEIGHT
     params["band"] = RELEVANCE_BAND

@@ -230,9 +230,32 @@ def embed_entries(
     return len(rows)
 
 
+class QueryVector(list):
+    """A query's vector that renders its pgvector text once: the search and the fold both
+    send it, and formatting 384 floats costs about 0.2 ms each time."""
+
+    __slots__ = ("_literal",)
+
+    def literal(self) -> str:
+        try:
+            return self._literal
+        except AttributeError:
+            self._literal = str(list(self))
+            return self._literal
+
+
+def vector_literal(vector: Sequence[float] | None) -> str | None:
+    """``vector`` as pgvector's text input (``'[0.1, ...]'``), None for None."""
+    if vector is None:
+        return None
+    if isinstance(vector, QueryVector):
+        return vector.literal()
+    return str(list(vector))
+
+
 # Repeated queries (agents re-ask, retries, replays) skip the model: a per-process LRU of
 # query vectors keyed by embedder and text. KB_QUERY_EMBEDDING_CACHE sets its size (0: off).
-_QUERY_CACHE: OrderedDict[tuple[str, int, str], list[float]] = OrderedDict()
+_QUERY_CACHE: OrderedDict[tuple[str, int, str], QueryVector] = OrderedDict()
 _QUERY_CACHE_LOCK = threading.Lock()
 
 
@@ -241,14 +264,14 @@ def embed_query(text: str, embedder: Embedder | None = None) -> list[float]:
     embedder = embedder or get_embedder()
     size = int(getattr(settings, "KB_QUERY_EMBEDDING_CACHE", 2048))
     if size <= 0:
-        return embedder.embed([text])[0]
+        return QueryVector(embedder.embed([text])[0])
     key = (embedder.name, id(embedder), text)
     with _QUERY_CACHE_LOCK:
         vector = _QUERY_CACHE.get(key)
         if vector is not None:
             _QUERY_CACHE.move_to_end(key)
             return vector
-    vector = embedder.embed([text])[0]
+    vector = QueryVector(embedder.embed([text])[0])
     with _QUERY_CACHE_LOCK:
         _QUERY_CACHE[key] = vector
         while len(_QUERY_CACHE) > size:

@@ -20,7 +20,7 @@ from kb.models import (
     Entry,
     EntryStatus,
 )
-from kb.services.embedding import embed_query
+from kb.services.embedding import embed_query, vector_literal
 
 RETIRED_MULTIPLIER = 0.35
 CANCELLED_MULTIPLIER = 0.15
@@ -170,12 +170,12 @@ def rank_candidates(
     weights = bank.dimension_weights()
     lexical_weight = bank.setting("lexical_weight", DEFAULT_LEXICAL_WEIGHT)
     scale = bank.setting("kind_weight_scale", DEFAULT_KIND_WEIGHT_SCALE)
-    vector = list(query_vector) if query_vector is not None else embed_query(query)
+    vector = query_vector if query_vector is not None else embed_query(query)
 
     filters: list[str] = []
     params: dict = {
         "bank": bank.pk,
-        "vec": str(vector),
+        "vec": vector_literal(vector),
         "text": query,
         "lexical_scan": LEXICAL_SCAN,
         "trigram_threshold": TRIGRAM_THRESHOLD,

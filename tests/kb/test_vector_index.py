@@ -94,3 +94,23 @@ def test_repeated_queries_skip_the_model(hashing_embedder, settings, monkeypatch
     settings.KB_QUERY_EMBEDDING_CACHE = 0
     embed_query("why does login fail with 403")
     assert len(calls) == 3
+
+
+def test_a_query_vector_renders_its_pgvector_text_once(hashing_embedder, settings):
+    """The search and the fold both send the query vector: its text is built once per vector
+    (and so once per repeated question), and it is the text a plain list renders."""
+    from django.db import connection
+
+    from kb.services.embedding import vector_literal
+
+    embedding._QUERY_CACHE.clear()
+    vector = embed_query("rotate the ledger key")
+    text = vector_literal(vector)
+    assert text == str(list(vector)) and vector_literal(vector) is text
+    assert vector_literal(embed_query("rotate the ledger key")) is text  # cached question
+    assert vector_literal(None) is None and vector_literal([0.5, 1.0]) == "[0.5, 1.0]"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT vector_dims(%s::vector)", [text])
+        assert cursor.fetchone()[0] == len(vector)
+    settings.KB_QUERY_EMBEDDING_CACHE = 0
+    assert vector_literal(embed_query("rotate the ledger key")) == text
