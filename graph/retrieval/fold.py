@@ -189,7 +189,7 @@ class PoolGraph:
 def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
     """Every current edge among ``ids``, each with its note's relevance to ``query``, and the
     bank's replacement (``supersedes``) type ids, in one statement."""
-    note_rel = NOTE_RELEVANCE_SQL.format(note="ed.note")
+    note_rel = NOTE_RELEVANCE_SQL.format(note="ed.note", tsv="ed.note_tsv")
     sql = f"""
         WITH sup AS (
             SELECT coalesce(array_agg(id ORDER BY id), '{{}}') AS ids FROM graph_edgetype
@@ -255,25 +255,25 @@ r AS (SELECT unnest(%(results)s::bigint[]) AS id),
 e AS (
     SELECT r.id AS result_id, c.* FROM r CROSS JOIN LATERAL (
         (SELECT 1 AS arm, ed.id AS edge_id, ed.to_entry_id AS other_id, 'out'::text AS direction,
-                ed.type_id, ed.note
+                ed.type_id, ed.note, ed.note_tsv
            FROM graph_edge ed
           WHERE ed.from_entry_id = r.id AND ed.invalidated_at IS NULL AND ed.note <> ''
             AND {current} AND NOT ed.to_entry_id = ANY(%(pool)s)
           ORDER BY ed.id DESC LIMIT %(cap)s)
         UNION ALL
-        (SELECT 2, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note
+        (SELECT 2, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note, ed.note_tsv
            FROM graph_edge ed
           WHERE ed.to_entry_id = r.id AND ed.invalidated_at IS NULL AND ed.note <> ''
             AND {current} AND NOT ed.from_entry_id = ANY(%(pool)s)
           ORDER BY ed.id DESC LIMIT %(cap)s)
         UNION ALL
-        (SELECT 3, ed.id, ed.to_entry_id, 'out', ed.type_id, ed.note
+        (SELECT 3, ed.id, ed.to_entry_id, 'out', ed.type_id, ed.note, ed.note_tsv
            FROM graph_edge ed
           WHERE ed.from_entry_id = r.id AND ed.invalidated_at IS NULL AND ed.note = ''
             AND {current} AND NOT ed.to_entry_id = ANY(%(pool)s)
           ORDER BY ed.id DESC LIMIT %(bare_cap)s)
         UNION ALL
-        (SELECT 4, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note
+        (SELECT 4, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note, ed.note_tsv
            FROM graph_edge ed
           WHERE ed.to_entry_id = r.id AND ed.invalidated_at IS NULL AND ed.note = ''
             AND {current} AND NOT ed.from_entry_id = ANY(%(pool)s)
@@ -289,11 +289,11 @@ capped AS (
 ),
 f AS (
     SELECT DISTINCT ON (e.result_id, e.other_id) e.result_id, e.edge_id, e.other_id,
-           e.direction, e.note, t.name, t.neighbor_priority,
+           e.direction, e.note, e.note_tsv, t.name, t.neighbor_priority,
            (t.name = 'supersedes' AND e.direction = 'in'
             AND NOT e.other_id = ANY(%(results)s)) AS pin
       FROM e JOIN graph_edgetype t ON t.id = e.type_id
-     ORDER BY e.result_id, e.other_id, 8 DESC, (e.note <> '') DESC, t.neighbor_priority DESC,
+     ORDER BY e.result_id, e.other_id, 9 DESC, (e.note <> '') DESC, t.neighbor_priority DESC,
               e.edge_id
 ),
 s AS MATERIALIZED (  -- each candidate's relevance computed once, not per use below
@@ -329,7 +329,7 @@ SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NU
 
 _REPLACEMENT_ARM = """
         UNION ALL
-        (SELECT 5, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note
+        (SELECT 5, ed.id, ed.from_entry_id, 'in', ed.type_id, ed.note, ed.note_tsv
            FROM graph_edge ed
           WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id {type_test}
             AND NOT ed.from_entry_id = ANY(%(results)s)
@@ -375,7 +375,7 @@ def neighbors_of(
         current=_CURRENT,
         replacement_arms=_replacement_arms(replacement_types),
         vrel=vector_relevance_sql("emb"),
-        nrel=NOTE_RELEVANCE_SQL.format(note="f.note"),
+        nrel=NOTE_RELEVANCE_SQL.format(note="f.note", tsv="f.note_tsv"),
     )
     params = {
         **relevance_params(bank, query, query_vector),

@@ -42,9 +42,11 @@ def vector_relevance_sql(alias: str = "emb") -> str:
     return f"(({num}) / nullif({den}, 0))"
 
 
+# ``{tsv}`` is the edge's stored ``note_tsv`` (``to_tsvector('english', note)``, a generated
+# column: graph migration 0011), so no note is parsed at query time.
 NOTE_RELEVANCE_SQL = (
     "(CASE WHEN %(note_terms)s = '' OR {note} = '' THEN 0 ELSE "
-    "ts_rank_cd(to_tsvector('english', {note}), to_tsquery('english', %(note_terms)s), 32) END)"
+    "ts_rank_cd({tsv}, to_tsquery('english', %(note_terms)s), 32) END)"
 )
 
 
