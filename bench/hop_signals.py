@@ -49,14 +49,17 @@ def weighted_cosine(emb, q: np.ndarray, weights: dict[str, float]) -> float:
 
 
 def pair_cosine(emb, other, weights: dict[str, float]) -> float:
-    """Bank-weighted cosine of two entries' vectors, dimension by dimension."""
+    """Bank-weighted cosine of two entries' vectors, dimension by dimension (0 without)."""
+    if emb is None or other is None:
+        return 0.0
     num = den = 0.0
     for d in DIMENSIONS:
         v, w = getattr(emb, d), getattr(other, d)
         if v is None or w is None:
             continue
         v, w = np.asarray(v, dtype=float), np.asarray(w, dtype=float)
-        num += weights[d] * float(v @ w / (np.linalg.norm(v) * np.linalg.norm(w)))
+        norms = np.linalg.norm(v) * np.linalg.norm(w)
+        num += weights[d] * (float(v @ w / norms) if norms else 0.0)
         den += weights[d]
     return num / den if den else 0.0
 
@@ -110,7 +113,7 @@ def signal_report(bank, tasks) -> dict:
                     other,
                     weighted_cosine(embs[other], q, weights),
                     note_cos,
-                    pair_cosine(embs[other], embs[t.a.pk], weights),
+                    pair_cosine(embs.get(other), embs.get(t.a.pk), weights),
                 )
             )
         b_row = next(r for r in rows if r[0] == t.b.pk)

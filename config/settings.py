@@ -96,6 +96,9 @@ TEMPLATES = [
 # ef_search 200: recall@10 against exact search on real MiniLM vectors was 0.941 at 100 in a
 # 50k-entry bank (bench/bank_vectors.py), for 0.4 ms more per arm at 200.
 KB_HNSW_EF_SEARCH = int(os.environ.get("KB_HNSW_EF_SEARCH", "200"))
+# Server-side prepared statements for the fold's two statements (kb/prepared.py); 0 behind a
+# pooler that cannot keep them (PgBouncer before 1.22, or without max_prepared_statements).
+KB_PREPARED_STATEMENTS = env_bool("KB_PREPARED_STATEMENTS", True)
 _PG_OPTIONS = f"-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search={KB_HNSW_EF_SEARCH}"
 
 if os.environ.get("DATABASE_URL"):

@@ -1,19 +1,27 @@
 """Hot statements as server-side prepared statements.
 
 Django binds parameters on the client, so every execution of a statement is new text to
-PostgreSQL: it is parsed and planned again. For the few large statements a query runs every
-time (the fold's neighbour read plans for about as long as it runs), :func:`fetch_prepared`
-binds on the server and has psycopg prepare the text once per connection; PostgreSQL then
-reuses the parse and, once a generic plan is no worse than the custom ones, the plan too.
+PostgreSQL: it is parsed and planned again, and a query vector travels as 8 KB of SQL text. For
+the few large statements a query runs every time (the fold's neighbour read planned for about as
+long as it ran), :func:`fetch_prepared` binds on the server and has psycopg prepare the text
+once per connection; PostgreSQL then reuses the parse and, once a generic plan is no worse than
+the custom ones, the plan too.
+
+Only these statements are prepared. Django leaves psycopg's preparing off on its connections
+(``prepare_threshold`` None, for the sake of poolers), and so does this module outside the one
+execute: it lifts the threshold for that call and puts it back, so psycopg keeps no cache of the
+ORM's statements and never deallocates on their behalf. A name prepared once stays usable on
+that connection (psycopg forgets them on a rollback and prepares again).
 
 The cursor is Django's own wrapper around a server-binding psycopg cursor, so query logging,
-``CaptureQueriesContext`` and the execute wrappers see the statement like any other.
+``CaptureQueriesContext`` and the execute wrappers see the statement like any other. It skips
+what Django's ``connection.cursor()`` adds for the ORM (a time-zone loader for ``timestamptz``
+results, the thread-sharing check): a statement given here should return no timestamps, and
+must be fixed text for a given shape — values go in parameters, never formatted into the text,
+or each call prepares a new statement (psycopg keeps the last 100 per connection).
 
-It is on when the connection allows preparing (``config/serving/dbconfig.py`` sets psycopg's
-``prepare_threshold`` unless ``KB_PREPARED_STATEMENTS=0``, for a pooler that cannot keep
-prepared statements); otherwise the statement runs as Django runs any other. A statement given
-to :func:`fetch_prepared` must be fixed text for a given shape: values go in parameters, never
-formatted into the text, or each call prepares a new statement (psycopg keeps the last 100).
+``KB_PREPARED_STATEMENTS = False`` (env ``KB_PREPARED_STATEMENTS=0``) runs them as Django runs
+any other statement: for a pooler that cannot keep prepared statements.
 """
 
 from __future__ import annotations
@@ -21,8 +29,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import psycopg
+from django.conf import settings
 from django.db import connection
 from django.db.backends.utils import CursorDebugWrapper
+
+PREPARE_WHEN_ASKED = 2**31 - 1  # a threshold no statement reaches: only prepare=True prepares
 
 
 class _PreparingCursor(psycopg.Cursor):
@@ -41,19 +52,24 @@ class _PreparedDebugWrapper(CursorDebugWrapper):
 
 
 def fetch_prepared(sql: str, params: Mapping[str, object]) -> list[tuple]:
-    """Every row of ``sql`` run with ``params``, prepared on the server when allowed."""
-    connection.ensure_connection()
-    raw = connection.connection
-    if getattr(raw, "prepare_threshold", None) is None:
+    """Every row of ``sql`` run with ``params``, prepared on the server when enabled."""
+    if not getattr(settings, "KB_PREPARED_STATEMENTS", True) or connection.vendor != "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
+    connection.ensure_connection()
+    raw = connection.connection
     cursor = _PreparingCursor(raw)
     wrapped = (
         _PreparedDebugWrapper(cursor, connection)
         if connection.queries_logged
         else connection.make_cursor(cursor)
     )
-    with wrapped:
-        wrapped.execute(sql, params)
-        return wrapped.fetchall()
+    saved = raw.prepare_threshold
+    raw.prepare_threshold = PREPARE_WHEN_ASKED
+    try:
+        with wrapped:
+            wrapped.execute(sql, params)
+            return wrapped.fetchall()
+    finally:
+        raw.prepare_threshold = saved

@@ -14,8 +14,6 @@ import dj_database_url
 
 from config.serving.env import env_bool, env_float, env_int, env_list
 
-PREPARE_ONLY_WHEN_ASKED = 2**31 - 1  # psycopg prepares a statement after this many runs
-
 
 def pool_options() -> dict | None:
     """Django's ``OPTIONS["pool"]`` when pooling is on (``KB_DB_POOL``), else None."""
@@ -36,13 +34,6 @@ def apply_serving_options(db: dict, pool: dict | None) -> dict:
     options.setdefault("connect_timeout", env_int("KB_DB_CONNECT_TIMEOUT", 5))
     # Names this app's sessions in pg_stat_activity (per role, e.g. web or worker).
     options.setdefault("application_name", os.environ.get("KB_DB_APPLICATION_NAME", "kb"))
-    # Server-side prepared statements for the few hot statements that ask for them
-    # (kb/prepared.py). Django turns psycopg's preparing off (threshold None) for the sake of
-    # poolers; a threshold no statement reaches keeps it off for everything else (the ORM binds
-    # on the client and never prepares) while allowing the explicit ones.
-    # KB_PREPARED_STATEMENTS=0 for a pooler that cannot keep them (PgBouncer < 1.21).
-    if env_bool("KB_PREPARED_STATEMENTS", True):
-        options.setdefault("prepare_threshold", PREPARE_ONLY_WHEN_ASKED)
     if pool:
         options["pool"] = dict(pool)
         db["CONN_MAX_AGE"] = 0

@@ -30,14 +30,14 @@ LEXICAL_WEIGHT = 0.5
 EMBED_BATCH = 256
 
 _LEXICAL_SQL = """
-SELECT e.id, ts_rank_cd(to_tsvector('english', e.note), q) AS rank
+SELECT e.id, ts_rank_cd(e.note_tsv, q) AS rank
   FROM graph_edge e,
        CAST(replace(websearch_to_tsquery('english', %(text)s)::text, ' & ', ' | ') AS tsquery) AS q
  WHERE e.bank_id = %(bank)s AND e.note <> ''
    AND e.invalidated_at IS NULL
    AND (e.valid_from IS NULL OR e.valid_from <= %(at)s)
    AND (e.valid_to IS NULL OR e.valid_to > %(at)s)
-   AND to_tsvector('english', e.note) @@ q
+   AND e.note_tsv @@ q
  ORDER BY rank DESC, e.id
  LIMIT %(k)s
 """

@@ -116,32 +116,36 @@ def test_a_bank_that_redefines_supersedes_still_pins_its_replacements(
 
 
 def test_the_fold_statements_are_prepared_and_answer_the_same_unprepared(
-    bank, make_entry, linked, ranked, hashing_embedder
+    bank, make_entry, linked, ranked, hashing_embedder, settings
 ):
     """kb/prepared.py: the neighbour and pool-edge statements are prepared on the server once
-    per connection; with preparing off (KB_PREPARED_STATEMENTS=0) the answer is the same."""
+    per connection, nothing else is (psycopg keeps no cache of the ORM's statements); with
+    KB_PREPARED_STATEMENTS off the answer is the same."""
     a, other, needed = _crowded(bank, make_entry, linked, hashing_embedder, needed_first=False)
     ranked(a, other)
     params = QueryParams("ledger signing key rotation nonce", limit=2, neighbors=2)
     prepared = [run_query(bank, params, record=False) for _ in range(3)]
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT statement FROM pg_prepared_statements "
-            "WHERE statement LIKE '%%WITH qv AS%%' OR statement LIKE '%%WITH sup AS%%'"
-        )
-        assert len(cursor.fetchall()) == 2  # one each, reused by the later queries
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        statements = [row[0] for row in cursor.fetchall()]
+    assert len(statements) == 2, statements  # one each, reused by the later queries
+    assert any("WITH qv AS" in s for s in statements)
+    assert any("WITH sup AS" in s for s in statements)
     raw = connection.connection
-    saved, raw.prepare_threshold = raw.prepare_threshold, None
-    try:
-        plain = run_query(bank, params, record=False)
-    finally:
-        raw.prepare_threshold = saved
+    assert raw.prepare_threshold is None  # left as Django sets it, between the two statements
+    assert not raw._prepared._counts  # the ORM's statements were not counted or cached
+    settings.KB_PREPARED_STATEMENTS = False
+    plain = run_query(bank, params, record=False)
 
-    def neighbours(body):
-        return [[n["id"] for n in r["neighbors"]] for r in body["results"]]
+    def answer(body):
+        return [
+            (r["id"], [(n["id"], n["relation"], n["direction"]) for n in r["neighbors"]])
+            for r in body["results"]
+        ]
 
-    assert neighbours(plain) == neighbours(prepared[-1]) == neighbours(prepared[0])
-    assert neighbours(plain)[0][0] == needed.short_id
+    assert answer(plain) == answer(prepared[-1]) == answer(prepared[0])
+    assert answer(plain)[0][1][0][0] == needed.short_id
+    assert plain["stats"]["neighbor_cap_reached"] == prepared[0]["stats"]["neighbor_cap_reached"]
 
 
 def test_without_vectors_note_relevance_then_note_then_priority_decide(
