@@ -4,7 +4,9 @@ The fold ranks a result's candidate neighbours by, among others, the full-text r
 edge's note against the query; computing ``to_tsvector`` of every candidate's note per query
 was a third of the neighbour statement (0.7 ms of 2.4 at 100k entries, bench/fold.py).
 PostgreSQL keeps the column current on every insert and update, COPY included; the ORM never
-names it (every insert lists its columns), and nothing but the fold's SQL reads it.
+names it (every insert lists its columns), and only the fold's and the facts search's SQL read
+it. A later migration that alters ``Edge.note`` must drop this column first and add it back
+after (PostgreSQL refuses to alter a column a generated column uses).
 """
 
 from django.db import migrations
