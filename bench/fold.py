@@ -6,7 +6,7 @@ relation types, 40% with notes), plus two hubs of 1,000 and 20,000 edges. For ea
 vector the flat pool is computed once (exact search), then the query service runs on that
 fixed pool with ``fold: false`` and ``fold: true`` alternately, so the difference is the fold
 alone: its two statements and the Python around them. "before" is the query and fold modules
-of git ``--before`` loaded side by side (default ``34d3d58``, the parent of issue 15's
+of git ``--before`` loaded side by side, the two taking turns query by query (default ``34d3d58``, the parent of issue 15's
 query-aware neighbour selection; ``HEAD`` compares with the last commit); "after" is the
 working tree. A hub run puts the hub at rank 1 of the pool. Needs a git checkout with history
 (``git show`` of ``--before``).
@@ -193,14 +193,18 @@ def main() -> None:
             )
             degree[hub] = cursor.fetchone()[0]
     hubs = [("no hub", None)] + [(f"hub {degree[h]:,} edges", h) for h in (hub1k, hub20k)]
+    versions = (("before", old_query), ("after", new_query))
     for label, hub in hubs:
-        for version, module in (("before", old_query), ("after", new_query)):
-            flat, fold, overhead, last = [], [], [], None
-            for i, (vector, hits) in enumerate(pools):
-                hits = list(hits)
-                if hub is not None:
-                    first = type(hits[0])(hub, hits[0].score + 1, 0.9, 0.9, None, ["vector"], 1)
-                    hits = [first] + [h for h in hits if h.entry_id != hub][:19]
+        # before and after take turns query by query, so a drift in the machine's speed
+        # (±20 % between runs on this box) weighs on both alike
+        timings = {version: ([], [], []) for version, _ in versions}
+        last = None
+        for i, (vector, hits) in enumerate(pools):
+            hits = list(hits)
+            if hub is not None:
+                first = type(hits[0])(hub, hits[0].score + 1, 0.9, 0.9, None, ["vector"], 1)
+                hits = [first] + [h for h in hits if h.entry_id != hub][:19]
+            for version, module in versions if i % 2 else versions[::-1]:
                 saved = module.rank_candidates
                 module.rank_candidates = fixed(hits)
                 try:
@@ -214,15 +218,17 @@ def main() -> None:
                             query_vector=vector,
                         )
                         timing[mode] = time.perf_counter() - started
-                        if mode:
+                        if mode and version == "after":
                             last = body["stats"]
                 finally:
                     module.rank_candidates = saved
                 if i >= 5:
+                    flat, fold, overhead = timings[version]
                     flat.append(timing[False])
                     fold.append(timing[True])
                     overhead.append(timing[True] - timing[False])
-            rows.append((label, version, flat, fold, overhead, last))
+        for version, _ in versions:
+            rows.append((label, version, *timings[version], last if version == "after" else None))
     print(f"\nMachine: {search_bench.machine()}; load average {os.getloadavg()}")
     print(f"before = git {args.before}, after = the working tree")
     print(f"Bank: {n:,} entries, {edges:,} current edges; pool 20, limit 8, neighbors 3\n")
