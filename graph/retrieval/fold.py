@@ -177,6 +177,13 @@ _CURRENT = """ed.bank_id = %(bank)s AND ed.invalidated_at IS NULL
     AND (ed.valid_to IS NULL OR ed.valid_to > %(now)s)"""
 
 
+# The bank's replacement types: the core ``supersedes`` and the bank's own of that name.
+_REPLACEMENT_TYPE_IDS = (
+    "SELECT id FROM graph_edgetype "
+    "WHERE name = 'supersedes' AND (bank_id IS NULL OR bank_id = %(bank)s)"
+)
+
+
 @dataclass
 class PoolGraph:
     """What the fold's first statement reads: the current edges among the pool, and the ids of
@@ -192,8 +199,8 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
     note_rel = NOTE_RELEVANCE_SQL.format(note="ed.note", tsv="ed.note_tsv")
     sql = f"""
         WITH sup AS (
-            SELECT coalesce(array_agg(id ORDER BY id), '{{}}') AS ids FROM graph_edgetype
-             WHERE name = 'supersedes' AND (bank_id IS NULL OR bank_id = %(bank)s)
+            SELECT coalesce(array_agg(id ORDER BY id), '{{}}') AS ids
+              FROM ({_REPLACEMENT_TYPE_IDS}) t
         )
         SELECT sup.ids, x.* FROM sup LEFT JOIN LATERAL (
         SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority,
@@ -340,10 +347,7 @@ def _replacement_arms(type_ids: Sequence[int] | None) -> str:
     """Arm 5 of the candidate read, once per replacement type id (a literal the planner can
     estimate), or with a subquery when the ids are not known."""
     if type_ids is None:
-        tests = [
-            "= ANY(ARRAY(SELECT id FROM graph_edgetype WHERE name = 'supersedes' "
-            "AND (bank_id IS NULL OR bank_id = %(bank)s)))"
-        ]
+        tests = [f"= ANY(ARRAY({_REPLACEMENT_TYPE_IDS}))"]
     else:
         tests = [f"= {int(type_id)}" for type_id in type_ids]
     return "".join(_REPLACEMENT_ARM.format(type_test=test, current=_CURRENT) for test in tests)
