@@ -53,7 +53,7 @@ class _PreparedDebugWrapper(CursorDebugWrapper):
 
 def fetch_prepared(sql: str, params: Mapping[str, object]) -> list[tuple]:
     """Every row of ``sql`` run with ``params``, prepared on the server when enabled."""
-    if not getattr(settings, "KB_PREPARED_STATEMENTS", True) or connection.vendor != "postgresql":
+    if not settings.KB_PREPARED_STATEMENTS:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
