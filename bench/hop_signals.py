@@ -36,25 +36,14 @@ SLOTS = 3
 DIMENSIONS = ("content", "useful_for", "context")
 
 
-def weighted_cosine(emb, q: np.ndarray, weights: dict[str, float]) -> float:
-    num = den = 0.0
-    for d in DIMENSIONS:
-        v = getattr(emb, d)
-        if v is None:
-            continue
-        v = np.asarray(v, dtype=float)
-        num += weights[d] * float(v @ q / (np.linalg.norm(v) * np.linalg.norm(q)))
-        den += weights[d]
-    return num / den if den else 0.0
-
-
-def pair_cosine(emb, other, weights: dict[str, float]) -> float:
-    """Bank-weighted cosine of two entries' vectors, dimension by dimension (0 without)."""
-    if emb is None or other is None:
+def _weighted(emb, against, weights: dict[str, float]) -> float:
+    """Bank-weighted cosine of ``emb``'s vectors against ``against(dimension)``, over the
+    dimensions where both have a vector (0 when none)."""
+    if emb is None:
         return 0.0
     num = den = 0.0
     for d in DIMENSIONS:
-        v, w = getattr(emb, d), getattr(other, d)
+        v, w = getattr(emb, d), against(d)
         if v is None or w is None:
             continue
         v, w = np.asarray(v, dtype=float), np.asarray(w, dtype=float)
@@ -62,6 +51,18 @@ def pair_cosine(emb, other, weights: dict[str, float]) -> float:
         num += weights[d] * (float(v @ w / norms) if norms else 0.0)
         den += weights[d]
     return num / den if den else 0.0
+
+
+def weighted_cosine(emb, q: np.ndarray, weights: dict[str, float]) -> float:
+    """The neighbour's vectors against the query vector (what step 7 ranks by)."""
+    return _weighted(emb, lambda _d: q, weights)
+
+
+def pair_cosine(emb, other, weights: dict[str, float]) -> float:
+    """Two entries' vectors, dimension by dimension (0 without)."""
+    if other is None:
+        return 0.0
+    return _weighted(emb, lambda d: getattr(other, d), weights)
 
 
 def signal_report(bank, tasks) -> dict:
