@@ -432,8 +432,10 @@ class AgentTokenAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return ()
-        # token_hash is never shown; everything but revoked_at is fixed at creation.
-        return tuple(f for f in self.change_fields if f != "revoked_at")
+        # token_hash is never shown; everything is fixed at creation. revoked_at changes only
+        # through the Revoke action (the token service, with an audit row): a revoked token
+        # cannot be revived by editing it.
+        return self.change_fields
 
     def save_model(self, request, obj, form, change):
         if change:
@@ -468,7 +470,7 @@ class AgentTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke", permissions=["change"])
     def revoke(self, request, queryset):
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        count = len(token_service.revoke_tokens(queryset, actor=audit.current().actor).revoked)
         self.message_user(
             request, f"Revoked {count} token{'' if count == 1 else 's'}.", messages.SUCCESS
         )

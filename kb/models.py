@@ -272,6 +272,7 @@ class OperationKind(models.TextChoices):
     REVERT = "revert"
     CLAIM = "claim"
     RELEASE = "release"
+    REVOKE_TOKEN = "revoke_token"
 
 
 class Operation(BankOwned):

@@ -63,6 +63,12 @@ def revert_operation(
     unless ``force``; the refusal names the operations to revert first, in order."""
     reason = _require_reason(reason)
     op = get_operation(bank, op_id)
+    if op.kind == OperationKind.REVOKE_TOKEN:
+        raise Conflict(
+            f"Operation {op.pk} revoked agent tokens, and a revocation is final; "
+            "create a new token instead.",
+            code="not_revertible",
+        )
     if op.reverted_by_id is not None:
         raise Conflict(
             f"Operation {op.pk} was already reverted by operation {op.reverted_by_id}.",

@@ -13,8 +13,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from kb import audit
 from kb.errors import InvalidInput
-from kb.models import AgentToken, Bank, Scope
+from kb.models import AgentToken, Bank, Operation, OperationKind, Scope
 
 logger = logging.getLogger("kb.tokens")
 
@@ -139,20 +140,42 @@ class RevokeResult:
 
 
 @transaction.atomic
-def revoke_tokens(tokens: Iterable[AgentToken], actor: str = "") -> RevokeResult:
+def revoke_tokens(tokens: Iterable[AgentToken], actor: str = "", reason: str = "") -> RevokeResult:
     """Revoke tokens: they stop authenticating at once; the rows stay for the audit trail.
-    Revoking a revoked token changes nothing."""
+
+    The only way a token is revoked (admin action, ``revoke_token`` command): each bank a
+    revoked token held gets one ``revoke_token`` operation naming the prefixes, so the bank's
+    history shows who cut its agents off and when. Revoking a revoked token changes nothing
+    and records nothing; a revocation is final (no path clears ``revoked_at``)."""
     ids = [t.pk for t in tokens]
-    rows = list(AgentToken.objects.select_for_update().filter(pk__in=ids).order_by("pk"))
+    rows = list(
+        AgentToken.objects.select_for_update()
+        .filter(pk__in=ids)
+        .prefetch_related("banks")
+        .order_by("pk")
+    )
     now = timezone.now()
     fresh = [t for t in rows if t.revoked_at is None]
+    already = [t.prefix for t in rows if t.revoked_at is not None]
     AgentToken.objects.filter(pk__in=[t.pk for t in fresh]).update(revoked_at=now)
+    actor = actor or audit.current().actor
+    by_bank: dict[int, tuple[Bank, list[str]]] = {}
+    for token in fresh:
+        token.revoked_at = now
+        for bank in token.banks.all():
+            by_bank.setdefault(bank.pk, (bank, []))[1].append(token.prefix)
+    for bank, prefixes in by_bank.values():
+        Operation.objects.create(
+            bank=bank,
+            kind=OperationKind.REVOKE_TOKEN,
+            actor=actor,
+            reason=reason or audit.current().reason or "token revoked",
+            details={"tokens": prefixes},
+            created_at=now,
+        )
     if fresh:
-        logger.info("Revoked %s by %s", ", ".join(t.prefix for t in fresh), actor or "unknown")
-    return RevokeResult(
-        revoked=[t.prefix for t in fresh],
-        already=[t.prefix for t in rows if t.revoked_at is not None],
-    )
+        logger.info("Revoked %s by %s", ", ".join(t.prefix for t in fresh), actor)
+    return RevokeResult(revoked=[t.prefix for t in fresh], already=already)
 
 
 def set_token_expiry(token: AgentToken, expires_at: datetime | None) -> AgentToken:

@@ -328,16 +328,13 @@ def test_token_add_requires_scopes_and_banks(admin_client, bank):
     assert not AgentToken.objects.exists()
 
 
-def test_token_change_form_only_edits_revoked_at(admin_client, bank):
-    from kb.services.tokens import create_token
+def test_token_change_form_cannot_revoke_or_revive(admin_client, bank):
+    from kb.services.tokens import create_token, revoke_tokens
 
     token, _raw = create_token("bot", [bank], ["read"])
     response = admin_client.get(change_url(token))
     assert response.status_code == 200
-    assert set(response.context["adminform"].form.fields) == {
-        "revoked_at",
-        "expires_at",
-    }  # the lifecycle fields
+    assert set(response.context["adminform"].form.fields) == {"expires_at"}
     body = response.content.decode()
     assert token.token_hash not in body
 
@@ -354,12 +351,23 @@ def test_token_change_form_only_edits_revoked_at(admin_client, bank):
     )
     assert response.status_code == 302
     token.refresh_from_db()
-    assert token.revoked_at == revoked
+    assert token.revoked_at is None  # revoking goes through the Revoke action only
     assert token.name == "bot"
     assert token.prefix != "deadbeef"
 
+    revoke_tokens([token], actor="staff:alice")
+    token.refresh_from_db()
+    was = token.revoked_at
+    response = admin_client.post(
+        change_url(token), {"revoked_at_0": "", "revoked_at_1": "", "_save": "Save"}
+    )
+    assert response.status_code == 302
+    token.refresh_from_db()
+    assert token.revoked_at == was  # a revoked token stays revoked
+
 
 def test_token_revoke_action(admin_client, bank):
+    from kb.models import Operation, OperationKind
     from kb.services.tokens import create_token
 
     token, _raw = create_token("bot", [bank], ["read"])
@@ -370,6 +378,9 @@ def test_token_revoke_action(admin_client, bank):
     assert response.status_code == 302
     token.refresh_from_db()
     assert token.revoked_at is not None
+    op = Operation.objects.get(bank=bank, kind=OperationKind.REVOKE_TOKEN)
+    assert op.details == {"tokens": [token.prefix]}
+    assert op.actor.startswith("staff:")
 
 
 def test_operation_is_read_only(admin_client, entry):

@@ -64,6 +64,29 @@ def test_revoke_stops_a_token_at_once_and_keeps_the_row(bank):
     assert token.revoked_at is not None and token_state(token) == "revoked"
 
 
+def test_revoking_writes_one_audit_row_per_bank_and_cannot_be_reverted(bank, other_bank):
+    from graph.curation.revert import revert_operation
+    from kb.errors import Conflict
+    from kb.models import Operation, OperationKind
+
+    both, _ = create_token("both", [bank, other_bank], "read")
+    one, _ = create_token("one", [bank], "read")
+    revoke_tokens([both, one], actor="staff:alice", reason="laptop lost")
+    ops = {op.bank_id: op for op in Operation.objects.filter(kind=OperationKind.REVOKE_TOKEN)}
+    assert set(ops) == {bank.pk, other_bank.pk}
+    assert sorted(ops[bank.pk].details["tokens"]) == sorted([both.prefix, one.prefix])
+    assert ops[other_bank.pk].details == {"tokens": [both.prefix]}
+    assert {op.actor for op in ops.values()} == {"staff:alice"}
+    assert {op.reason for op in ops.values()} == {"laptop lost"}
+    revoke_tokens([both])  # already revoked: nothing new to record
+    assert Operation.objects.filter(kind=OperationKind.REVOKE_TOKEN).count() == 2
+    with pytest.raises(Conflict) as refused:
+        revert_operation(bank, ops[bank.pk].pk, "undo")
+    assert refused.value.code == "not_revertible"
+    both.refresh_from_db()
+    assert both.revoked_at is not None
+
+
 def test_revoke_token_command_by_prefix_raw_value_and_name(bank):
     one, raw_one = create_token("one", [bank], "read")
     two, _ = create_token("two", [bank], "read")
