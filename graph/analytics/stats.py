@@ -17,7 +17,7 @@ from django.db import connection
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from graph.edges.links import current_q
+from graph.edges.current import current_edge_sql, current_q
 from graph.models import Edge
 from kb.models import Bank, Entry, EntryStatus
 from kb.services.entries import find_entry
@@ -26,33 +26,26 @@ REACH_DEPTHS = (1, 2, 3, 4)
 HUBS = 10
 GONE = (EntryStatus.MERGED, EntryStatus.DELETED)
 
-_DEGREE_SQL = """
+_CURRENT = current_edge_sql("e", "%(now)s")
+_DEGREE_SQL = f"""
 SELECT n, count(*) FROM (
     SELECT from_entry_id AS n FROM graph_edge e
-     WHERE e.bank_id = %(bank)s AND e.invalidated_at IS NULL
-       AND (e.valid_from IS NULL OR e.valid_from <= %(now)s)
-       AND (e.valid_to IS NULL OR e.valid_to > %(now)s)
+     WHERE e.bank_id = %(bank)s AND {_CURRENT}
     UNION ALL
     SELECT to_entry_id FROM graph_edge e
-     WHERE e.bank_id = %(bank)s AND e.invalidated_at IS NULL
-       AND (e.valid_from IS NULL OR e.valid_from <= %(now)s)
-       AND (e.valid_to IS NULL OR e.valid_to > %(now)s)
+     WHERE e.bank_id = %(bank)s AND {_CURRENT}
 ) ends GROUP BY n
 """
 
-_NEIGHBOURS_SQL = """
+_NEIGHBOURS_SQL = f"""
 SELECT DISTINCT other FROM (
     SELECT e.to_entry_id AS other FROM graph_edge e
      WHERE e.bank_id = %(bank)s AND e.from_entry_id = ANY(%(frontier)s::bigint[])
-       AND e.invalidated_at IS NULL
-       AND (e.valid_from IS NULL OR e.valid_from <= %(now)s)
-       AND (e.valid_to IS NULL OR e.valid_to > %(now)s)
+       AND {_CURRENT}
     UNION ALL
     SELECT e.from_entry_id FROM graph_edge e
      WHERE e.bank_id = %(bank)s AND e.to_entry_id = ANY(%(frontier)s::bigint[])
-       AND e.invalidated_at IS NULL
-       AND (e.valid_from IS NULL OR e.valid_from <= %(now)s)
-       AND (e.valid_to IS NULL OR e.valid_to > %(now)s)
+       AND {_CURRENT}
 ) n
 """
 

@@ -17,6 +17,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from graph.edges.clocks import overlapping_q, parse_instant
+from graph.edges.current import current_q  # noqa: F401  (re-exported: callers import it here)
 from graph.edges.vocab import edge_type, edge_types_for_bank
 from graph.models import Edge, EdgeSource, EdgeType
 from kb import audit
@@ -46,11 +47,6 @@ def valid_q(at: dt.datetime, prefix: str = "") -> Q:
     return (Q(**{f"{prefix}valid_from__isnull": True}) | Q(**{f"{prefix}valid_from__lte": at})) & (
         Q(**{f"{prefix}valid_to__isnull": True}) | Q(**{f"{prefix}valid_to__gt": at})
     )
-
-
-def current_q(now: dt.datetime | None = None, prefix: str = "") -> Q:
-    now = now or timezone.now()
-    return believed_q(None, prefix) & valid_q(now, prefix)
 
 
 def current_edges_of(entry: Entry) -> QuerySet[Edge]:

@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
+from graph.edges.current import edge_is_current
 from kb.models import AuditedHistory, Bank, BankOwned, Entry
 
 
@@ -186,12 +187,8 @@ class Edge(BankOwned):
         return f"#{self.pk} {self.from_entry.short_id} -{self.type.name}-> {self.to_entry.short_id}"
 
     def is_current(self, now=None) -> bool:
-        now = now or timezone.now()
-        return (
-            self.invalidated_at is None
-            and (self.valid_from is None or self.valid_from <= now)
-            and (self.valid_to is None or now < self.valid_to)
-        )
+        """Believed now and valid at ``now`` (the rule of ``graph/edges/current.py``)."""
+        return edge_is_current(self.invalidated_at, self.valid_from, self.valid_to, now)
 
     @property
     def relation(self) -> str:
