@@ -230,15 +230,15 @@ def economy(bank, queries: list[str] | None = None) -> dict:
 
 
 def crowded_bank():
-    """The crowded bank of bench/labs/crowded.py with real vectors; the relevance floor off so
+    """The crowded bank of tests/labs/crowded.py with real vectors; the relevance floor off so
     every slot fills (the harder case for the budget)."""
     import secrets
 
-    from bench.labs.crowded import crowded_lines
     from kb.models import Entry
     from kb.services.banks import ensure_bank
     from kb.services.bulk import import_bank
     from kb.services.embedding import embed_entries
+    from tests.labs.crowded import crowded_lines
 
     bank, _ = ensure_bank(f"bench-crowd-{secrets.token_hex(3)}", name="bench crowded")
     lines = "\n".join(json.dumps(x) for x in crowded_lines())
@@ -264,8 +264,8 @@ def main() -> None:
     import django
 
     django.setup()
-    from bench.labs.crowded import QUERIES as CROWDED_QUERIES
     from kb.models import Bank
+    from tests.labs.crowded import QUERIES as CROWDED_QUERIES
 
     banks = {
         "demo": _scratch_bank(

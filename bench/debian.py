@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def agreement_rows(bank, packages: dict, sample_size: int, seed: int) -> list[tuple[str, str]]:
     """Our dependencies and reverse dependencies against ``apt-cache`` for a random sample."""
-    from bench.labs import debian_compare
     from graph.models import Edge
+    from tests.labs import debian_compare
 
     rows: list[tuple[str, str]] = []
     names = sorted(packages)

@@ -1,7 +1,7 @@
 """The hop lab, crowded and uncrowded, with the fold of git ``--before`` and of the working tree
 on the same scratch banks (one build and one embedding per bank; real MiniLM model).
 
-Each B-text mode (``--b-text``: opaque, pertinent or both; see ``bench/labs/hoplab.py``) gets
+Each B-text mode (``--b-text``: opaque, pertinent or both; see ``tests/labs/hoplab.py``) gets
 its own banks. On a crowded bank it also prints the signal report of ``bench/hop_signals.py``
 (how often B would win a neighbour slot by its entry vectors, by an edge-note embedding, or
 both), unless ``--skip-signals``.
@@ -43,12 +43,12 @@ def main() -> None:
     import fold as fold_bench
     import hop_signals
 
-    from bench.labs import hoplab
     from graph.retrieval.query import run_query as new_run_query
     from kb import audit
     from kb.models import Entry
     from kb.services.banks import ensure_bank
     from kb.services.embedding import embed_entries
+    from tests.labs import hoplab
 
     legacy = fold_bench.legacy_modules(args.before)
     modes = hoplab.B_TEXTS if args.b_text == "both" else (args.b_text,)

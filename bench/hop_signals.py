@@ -149,11 +149,11 @@ def main() -> None:
     import django
 
     django.setup()
-    from bench.labs import hoplab
     from kb import audit
     from kb.models import Entry
     from kb.services.banks import ensure_bank
     from kb.services.embedding import embed_entries
+    from tests.labs import hoplab
 
     for mode in hoplab.B_TEXTS:
         crowd = hoplab.Crowd(args.crowd, 0.5, args.order, mode)

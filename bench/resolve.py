@@ -23,8 +23,8 @@ import django  # noqa: E402
 
 django.setup()
 
-from bench.labs.resolve_eval import ResolveScore, domains, evaluate, load_domain  # noqa: E402
 from kb.models import Bank  # noqa: E402
+from tests.labs.resolve_eval import ResolveScore, domains, evaluate, load_domain  # noqa: E402
 
 
 def main() -> None:

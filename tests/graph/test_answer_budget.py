@@ -1,5 +1,5 @@
 """The token budget of a query answer (issue 16 item 3) on a crowded bank generated for the
-test (bench/labs/crowded.py): long entries, long notes, dense noted edges, playbooks with
+test (tests/labs/crowded.py): long entries, long notes, dense noted edges, playbooks with
 steps. The default answer (limit 8)
 fits 2,000 tokens with every result and every pointer id of the unbounded answer; no
 response exceeds its budget, counted as the server counts (and on the bytes REST sends); what
@@ -12,20 +12,20 @@ import re
 import pytest
 from django.db import connection
 
-from bench.labs.crowded import QUERIES, RELATIONS, crowded_lines, text
 from graph.models import Edge
 from graph.retrieval.budget import COMPACT, estimate_tokens, fit_budget, render
 from graph.retrieval.query import QueryParams, run_query
 from kb.models import Entry, EntryEmbedding
 from kb.services.bulk import import_bank
 from kb.services.embedding import embed_entries
+from tests.labs.crowded import QUERIES, RELATIONS, crowded_lines, text
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def crowded(bank, hashing_embedder):
-    """The crowded bank of bench/labs/crowded.py (120 long entries, dense long notes), with
+    """The crowded bank of tests/labs/crowded.py (120 long entries, dense long notes), with
     the relevance floor off so every slot fills."""
     lines = crowded_lines()
     result = import_bank(bank, "\n".join(json.dumps(x) for x in lines), embed=False)

@@ -13,11 +13,11 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
-from bench.labs import debian_compare
 from graph.ingest import debian
 from graph.models import Alias, Edge
 from graph.resolution.aliases import resolve
 from kb.models import Bank, Entry, Operation
+from tests.labs import debian_compare
 
 # One worker runs the module, so the slice is imported once (see ``deb_slice``).
 pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("debian")]

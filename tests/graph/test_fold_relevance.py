@@ -197,7 +197,7 @@ def test_a_hub_reads_a_bounded_candidate_set_and_says_so(
 
 
 def test_fold_replay_reports_neighbour_slot_pressure(bank, make_entry, linked, ranked):
-    from bench.labs.replay import replay
+    from tests.labs.replay import replay
 
     crowded, quiet = make_entry("Crowded"), make_entry("Quiet")
     for i in range(4):

@@ -1,17 +1,17 @@
-"""fold_replay and hop_lab: the product's own measurements."""
+"""The measurement labs of tests/labs (run by bench/fold_replay.py and bench/hop_lab.py): the
+replay of logged queries and the one-hop lab with its leak check."""
 
 import random
 
 import pytest
-from django.core.management import call_command
 
-from bench.labs.hoplab import SYSTEMS, Crowd, _b_text, build_tasks, leak_check, run_lab
-from bench.labs.replay import replay
 from graph.models import Edge, QueryLog
 from graph.retrieval.fold import neighbors_of
 from graph.retrieval.query import QueryParams, run_query
 from kb.models import Entry
 from kb.services.embedding import embed_entries, embed_query
+from tests.labs.hoplab import SYSTEMS, Crowd, _b_text, build_tasks, leak_check, run_lab
+from tests.labs.replay import replay
 
 pytestmark = pytest.mark.django_db
 
@@ -40,15 +40,6 @@ def test_replay_reports_pointers_and_loses_nothing(bank, make_entry, linked, has
     assert (
         list(Entry.objects.filter(bank=bank).values_list("usage_count", flat=True)) == usage_before
     )
-
-
-def test_fold_replay_command(bank, make_entry, hashing_embedder, capsys):
-    make_entry("alpha beta")
-    embed_entries(Entry.objects.filter(bank=bank), embedder=hashing_embedder)
-    run_query(bank, QueryParams("alpha"))
-    call_command("fold_replay", "acme", "--days", "1")
-    out = capsys.readouterr().out
-    assert "entries_lost" in out and "nothing lost" in out
 
 
 @pytest.mark.model

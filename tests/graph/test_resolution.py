@@ -125,8 +125,8 @@ def test_surface_score_shapes():
 
 def test_labelled_set_of_two_domains():
     """Resolve on the labelled set of bench/resolve.py: precision first, then abstention."""
-    from bench.labs.resolve_eval import domains, evaluate, load_domain
     from kb.models import Bank
+    from tests.labs.resolve_eval import domains, evaluate, load_domain
 
     for name, spec in domains().items():
         bank = Bank.objects.create(slug=f"resolve-{name}", name=name)

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from bench.labs.replay import payload_ids
 from graph.edges.links import link
 from graph.models import Edge
 from graph.retrieval.query import QueryParams, run_query
@@ -35,6 +34,7 @@ from kb.models import Bank, Entry
 from kb.services.banks import ensure_bank
 from kb.services.embedding import embed_entries, embed_query
 from kb.services.entries import clean_entry_data, create_entry
+from tests.labs.replay import payload_ids
 
 SYSTEMS = [
     "billing ledger",

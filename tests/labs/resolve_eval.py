@@ -17,7 +17,7 @@ from graph.resolution.aliases import add_alias, resolve
 from kb.models import Bank
 from kb.services.entries import clean_entry_data, create_entry
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "resolve_labelled.json"
+DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "resolve_labelled.json"
 
 
 @dataclass
