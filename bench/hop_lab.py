@@ -58,7 +58,10 @@ def arguments() -> argparse.Namespace:
 
 def main() -> int:
     args = arguments()
-    print(f"Building {args.tasks} tasks and embedding them with the configured model…", file=sys.stderr)
+    print(
+        f"Building {args.tasks} tasks and embedding them with the configured model…",
+        file=sys.stderr,
+    )
     crowd = Crowd(args.crowd, args.crowd_same_share, args.crowd_order, args.b_text)
     with audit.acting_as("bench:hop_lab"):
         report, slug = hop_lab(args.tasks, seed=args.seed, keep=args.keep, crowd=crowd)

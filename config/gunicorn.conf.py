@@ -1,28 +1,37 @@
 """gunicorn settings for ``make run``: uvicorn workers on ``config.asgi:application``.
 
-Environment: ``PORT`` (8000), ``KB_BIND`` (127.0.0.1; 0.0.0.0 behind a load balancer),
-``KB_WEB_WORKERS`` (processes), ``KB_WEB_TIMEOUT`` (seconds a request may take before its
-worker is restarted), ``PROMETHEUS_MULTIPROC_DIR`` (defaults to ``.run/prometheus``).
+Environment (declared with the others in ``config/environment.py``): ``PORT`` (8000),
+``KB_BIND`` (127.0.0.1; 0.0.0.0 behind a load balancer), ``KB_WEB_WORKERS`` (processes),
+``KB_WEB_TIMEOUT`` (seconds a request may take before its worker is restarted),
+``PROMETHEUS_MULTIPROC_DIR`` (defaults to ``.run/prometheus-<bind>``).
+
+Besides gunicorn's settings it sets the serving profile of the worker processes it starts
+(pool on, JSON logs, one torch thread), as defaults the environment may override.
 """
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-RUN_DIR = Path(os.environ.get("KB_RUNDIR", BASE_DIR / ".run"))
+# gunicorn runs this file from its own script directory: make this checkout importable first.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-bind = [f"{os.environ.get('KB_BIND', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"]
+from config.environment import Environment  # noqa: E402
+
+env = Environment()
+
+bind = [f"{env['KB_BIND']}:{env['PORT']}"]
 # One process more than cores: while one waits on PostgreSQL another computes (measured on
 # the 2-core box: README, "Serving").
-workers = int(os.environ.get("KB_WEB_WORKERS") or (os.cpu_count() or 1) + 1)
+workers = env["KB_WEB_WORKERS"]
 worker_class = "config.serving.workers.KbUvicornWorker"
-timeout = int(os.environ.get("KB_WEB_TIMEOUT") or 120)
+timeout = env["KB_WEB_TIMEOUT"]
 graceful_timeout = 30
 keepalive = 5
 accesslog = None  # the app logs one JSON line per request, with its request id
 errorlog = "-"
-loglevel = os.environ.get("KB_GUNICORN_LOG_LEVEL", "info")
+loglevel = env["KB_GUNICORN_LOG_LEVEL"]
 proc_name = "knowledge-bank"
 # gunicorn's control socket sits at one fixed path per user: several servers on one machine
 # (tests, two checkouts) would fight over it.
@@ -33,13 +42,16 @@ os.environ.setdefault("KB_DB_POOL", "1")
 os.environ.setdefault("KB_LOG_FORMAT", "json")
 os.environ.setdefault("KB_DB_APPLICATION_NAME", "kb-web")
 # One torch thread per process: the processes already use every core.
-os.environ.setdefault("OMP_NUM_THREADS", os.environ.get("KB_TORCH_THREADS", "1"))
-os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(RUN_DIR / f"prometheus-{bind[0]}"))
+os.environ.setdefault("OMP_NUM_THREADS", str(env["KB_TORCH_THREADS"]))
+os.environ.setdefault(
+    "PROMETHEUS_MULTIPROC_DIR",
+    str(env["PROMETHEUS_MULTIPROC_DIR"] or env["KB_RUNDIR"] / f"prometheus-{bind[0]}"),
+)
 
 
 def on_starting(server):
     # Samples of processes from an earlier run must not be added to this one's.
-    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    directory = Environment()["PROMETHEUS_MULTIPROC_DIR"]  # set above
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True, exist_ok=True)
 
@@ -52,7 +64,7 @@ def child_exit(server, worker):
 
 def post_worker_init(worker):
     # Load the embedding model before this process takes requests, not on its first query.
-    if os.environ.get("KB_WARM_EMBEDDER", "1") == "1":
+    if env["KB_WARM_EMBEDDER"]:
         from kb.services.embedding import get_embedder
 
         try:

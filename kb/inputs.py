@@ -17,8 +17,6 @@ from django.conf import settings
 
 from kb.errors import InvalidInput
 
-DEFAULT_MAX_JSON_DEPTH = 32
-
 
 class UnstorableString(InvalidInput):
     code = "invalid_string"
@@ -29,7 +27,7 @@ class TooDeep(InvalidInput):
 
 
 def max_json_depth() -> int:
-    return int(getattr(settings, "KB_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH))
+    return settings.KB_MAX_JSON_DEPTH
 
 
 def unstorable_reason(text: str) -> str | None:

@@ -6,9 +6,11 @@ import os
 import threading
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent.parent
-DATA_DIR = Path(os.environ.get("KB_PGDATA", BASE_DIR / ".pgdata"))
-RUN_DIR = Path(os.environ.get("KB_RUNDIR", BASE_DIR / ".run"))
+from config.environment import Environment
+
+_ENV = Environment()
+DATA_DIR: Path = _ENV["KB_PGDATA"]
+RUN_DIR: Path = _ENV["KB_RUNDIR"]
 
 _lock = threading.Lock()
 _socket_dir: str | None = None
@@ -44,8 +46,8 @@ def ensure_server() -> str:
 # Settings for a fresh data folder: the defaults (128 MB shared buffers) leave the HNSW
 # indexes of a 100k-entry bank (~200 MB each) mostly outside the buffer cache.
 TUNING = {
-    "shared_buffers": os.environ.get("KB_PG_SHARED_BUFFERS", "1GB"),
-    "maintenance_work_mem": os.environ.get("KB_PG_MAINTENANCE_WORK_MEM", "1GB"),
+    "shared_buffers": _ENV["KB_PG_SHARED_BUFFERS"],
+    "maintenance_work_mem": _ENV["KB_PG_MAINTENANCE_WORK_MEM"],
     "work_mem": "16MB",
     "max_connections": "200",
 }

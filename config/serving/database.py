@@ -18,8 +18,6 @@ from django.db import (
 )
 from django.http import HttpResponse, JsonResponse
 
-from config.serving.env import env_int
-
 # sqlstates that are a conflict between writers, answered 409 by the API, not an outage.
 _CONFLICT_STATES = {"40P01", "40001"}
 # psycopg_pool.PoolTimeout is a psycopg.OperationalError.
@@ -27,7 +25,9 @@ _UNAVAILABLE = (OperationalError, InterfaceError, psycopg.OperationalError, psyc
 
 
 def retry_after() -> str:
-    return str(env_int("KB_UNAVAILABLE_RETRY_AFTER", 5))
+    from django.conf import settings
+
+    return str(settings.KB_UNAVAILABLE_RETRY_AFTER)
 
 
 def is_database_unavailable(exc: BaseException | None) -> bool:

@@ -8,32 +8,30 @@ connections: ``web processes × KB_DB_POOL_MAX`` (+ Celery workers) does. Kept f
 
 from __future__ import annotations
 
-import os
-
 import dj_database_url
 
-from config.serving.env import env_bool, env_float, env_int, env_list
+from config.environment import Environment
 
 
-def pool_options() -> dict | None:
+def pool_options(env: Environment) -> dict | None:
     """Django's ``OPTIONS["pool"]`` when pooling is on (``KB_DB_POOL``), else None."""
-    if not env_bool("KB_DB_POOL", False):
+    if not env["KB_DB_POOL"]:
         return None
     return {
-        "min_size": env_int("KB_DB_POOL_MIN", 2),
-        "max_size": env_int("KB_DB_POOL_MAX", 8),
+        "min_size": env["KB_DB_POOL_MIN"],
+        "max_size": env["KB_DB_POOL_MAX"],
         # How long a request waits for a free connection before it is answered 503.
-        "timeout": env_float("KB_DB_POOL_TIMEOUT", 5.0),
+        "timeout": env["KB_DB_POOL_TIMEOUT"],
         "max_idle": 300,
     }
 
 
-def apply_serving_options(db: dict, pool: dict | None) -> dict:
+def apply_serving_options(db: dict, pool: dict | None, env: Environment) -> dict:
     """Bounded connections: with a pool CONN_MAX_AGE must be 0; without one, keep it short."""
     options = db.setdefault("OPTIONS", {})
-    options.setdefault("connect_timeout", env_int("KB_DB_CONNECT_TIMEOUT", 5))
+    options.setdefault("connect_timeout", env["KB_DB_CONNECT_TIMEOUT"])
     # Names this app's sessions in pg_stat_activity (per role, e.g. web or worker).
-    options.setdefault("application_name", os.environ.get("KB_DB_APPLICATION_NAME", "kb"))
+    options.setdefault("application_name", env["KB_DB_APPLICATION_NAME"])
     if pool:
         options["pool"] = dict(pool)
         db["CONN_MAX_AGE"] = 0
@@ -43,13 +41,13 @@ def apply_serving_options(db: dict, pool: dict | None) -> dict:
     return db
 
 
-def replica_databases(primary: dict) -> dict[str, dict]:
+def replica_databases(primary: dict, urls: list[str]) -> dict[str, dict]:
     """``DATABASE_REPLICA_URLS`` (comma-separated) as aliases ``replica_0``, ``replica_1``…
 
     Each inherits the primary's session options and pool sizes; in tests a replica mirrors the
     primary's test database."""
     replicas = {}
-    for index, url in enumerate(env_list("DATABASE_REPLICA_URLS")):
+    for index, url in enumerate(urls):
         db = dj_database_url.parse(url, conn_max_age=primary.get("CONN_MAX_AGE", 0))
         options = db.setdefault("OPTIONS", {})
         for key, value in primary.get("OPTIONS", {}).items():

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hmac
 import logging
-import os
 import time
 
 from django.conf import settings
@@ -26,6 +25,7 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 
+from config.environment import Environment
 from config.serving import context
 
 logger = logging.getLogger("config.serving.metrics")
@@ -124,7 +124,8 @@ class QueueDepthCollector:
 
 
 def _registry() -> CollectorRegistry:
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    # Set under gunicorn (config/gunicorn.conf.py): the worker processes share their samples.
+    if Environment()["PROMETHEUS_MULTIPROC_DIR"]:
         from prometheus_client import multiprocess
 
         registry = CollectorRegistry()

@@ -1,4 +1,4 @@
-"""The secret key: ``DJANGO_SECRET_KEY``, else one generated once into ``.run/secret_key``."""
+"""The secret key when ``DJANGO_SECRET_KEY`` gives none: generated once into ``.run/secret_key``."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from pathlib import Path
 
 
 def load_or_create_secret_key(run_dir: Path) -> str:
-    """The key every process of this checkout shares; created atomically by the first one."""
-    configured = os.environ.get("DJANGO_SECRET_KEY", "").strip()
-    if configured:
-        return configured
+    """The key every process of this checkout shares; created atomically by the first one.
+    (The settings use ``DJANGO_SECRET_KEY`` instead when it is set.)"""
     path = run_dir / "secret_key"
     for _ in range(100):
         try:

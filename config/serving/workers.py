@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 from uvicorn_worker import UvicornWorker
+
+from config.environment import Environment
 
 
 class KbUvicornWorker(UvicornWorker):
@@ -15,6 +15,6 @@ class KbUvicornWorker(UvicornWorker):
         "lifespan": "auto",
         # Past this many open connections in one process uvicorn answers 503 at once, so a
         # flood queues in no process beyond what its threads and database pool can take.
-        "limit_concurrency": int(os.environ.get("KB_WEB_MAX_CONNECTIONS") or 200),
+        "limit_concurrency": Environment()["KB_WEB_MAX_CONNECTIONS"],
         "timeout_keep_alive": 5,
     }

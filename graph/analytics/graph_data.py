@@ -139,7 +139,7 @@ def _layout_for(bank: Bank, rows: layout_store.GraphRows) -> tuple[GraphLayout |
     row = GraphLayout.objects.filter(bank=bank).first()
     fingerprint = rows.fingerprint()
     small = len(rows.nodes) <= layout_store.sync_max()
-    eager = getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False)
+    eager = settings.CELERY_TASK_ALWAYS_EAGER
     if row is None or not row.is_computed:
         if small:
             layout_store.refresh_layout(bank, rows)

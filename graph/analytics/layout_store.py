@@ -38,18 +38,18 @@ IGNORED_ENTRY_FIELDS = frozenset({"usage_count", "last_used_at", "verified_at", 
 
 def sync_max() -> int:
     """Largest bank (entries) whose first layout may be computed inside a request."""
-    return int(getattr(settings, "KB_LAYOUT_SYNC_MAX", 2000))
+    return settings.KB_LAYOUT_SYNC_MAX
 
 
 def countdown_seconds() -> int:
-    return int(getattr(settings, "KB_LAYOUT_COUNTDOWN", 30))
+    return settings.KB_LAYOUT_COUNTDOWN
 
 
 def auto_refresh() -> bool:
     """Whether edits schedule a refresh job (default: only when a broker runs the jobs)."""
-    value = getattr(settings, "KB_LAYOUT_AUTO_REFRESH", None)
+    value = settings.KB_LAYOUT_AUTO_REFRESH
     if value is None:
-        return not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False)
+        return not settings.CELERY_TASK_ALWAYS_EAGER
     return bool(value)
 
 

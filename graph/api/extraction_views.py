@@ -28,7 +28,7 @@ def _configured_extractors() -> dict:
     """The extractors this server can run (``llm`` only with ``KB_EXTRACT_LLM_URL``)."""
     from django.conf import settings
 
-    names = ["local"] + (["llm"] if getattr(settings, "KB_EXTRACT_LLM_URL", "") else [])
+    names = ["local"] + (["llm"] if settings.KB_EXTRACT_LLM_URL else [])
     return {"extractor": {"type": "string", "enum": names, "default": "local"}}
 
 

@@ -19,11 +19,9 @@ from kb.api.errors import envelope
 from kb.api.parsers import body_limit
 from kb.inputs import UnstorableString, check_string
 
-DEFAULT_PREFIXES = ("/api/", "/mcp")
-
 
 def _guarded(path: str) -> bool:
-    prefixes = getattr(settings, "KB_LIMITED_PATH_PREFIXES", DEFAULT_PREFIXES)
+    prefixes = settings.KB_LIMITED_PATH_PREFIXES
     return any(path.startswith(prefix) for prefix in prefixes)
 
 
@@ -34,7 +32,7 @@ def _error(status: int, code: str, message: str, fields: dict) -> JsonResponse:
 def _request_head_too_large(request) -> JsonResponse | None:
     """414 for a URL longer than ``KB_MAX_URL_BYTES``, 431 for headers past
     ``KB_MAX_HEADER_BYTES`` (names and values, as received)."""
-    url_limit = getattr(settings, "KB_MAX_URL_BYTES", 8192)
+    url_limit = settings.KB_MAX_URL_BYTES
     url_bytes = len(request.META.get("PATH_INFO", "").encode("utf-8", "surrogateescape")) + len(
         request.META.get("QUERY_STRING", "")
     )
@@ -45,7 +43,7 @@ def _request_head_too_large(request) -> JsonResponse | None:
             f"The URL is longer than the limit of {url_limit} bytes.",
             {"url": f"At most {url_limit} bytes."},
         )
-    header_limit = getattr(settings, "KB_MAX_HEADER_BYTES", 16384)
+    header_limit = settings.KB_MAX_HEADER_BYTES
     header_bytes = sum(
         len(key) - 5 + len(str(value))
         for key, value in request.META.items()

@@ -14,14 +14,12 @@ from rest_framework.exceptions import ParseError
 from kb.api.errors import ApiError
 from kb.inputs import check_json, loads_checked
 
-DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
-
 
 def body_limit(view=None) -> int:
     """The byte limit for a request body: the setting the view names in ``max_body_setting``
     (e.g. the import's ``KB_MAX_IMPORT_BYTES``), else ``KB_MAX_BODY_BYTES``."""
     name = getattr(view, "max_body_setting", None) or "KB_MAX_BODY_BYTES"
-    return int(getattr(settings, name, DEFAULT_MAX_BODY_BYTES))
+    return getattr(settings, name)
 
 
 def too_large(limit: int) -> ApiError:

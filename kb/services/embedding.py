@@ -262,7 +262,7 @@ _QUERY_CACHE_LOCK = threading.Lock()
 def embed_query(text: str, embedder: Embedder | None = None) -> list[float]:
     """The query's vector; repeated texts come from a bounded per-process cache."""
     embedder = embedder or get_embedder()
-    size = int(getattr(settings, "KB_QUERY_EMBEDDING_CACHE", 2048))
+    size = settings.KB_QUERY_EMBEDDING_CACHE
     if size <= 0:
         return QueryVector(embedder.embed([text])[0])
     key = (embedder.name, id(embedder), text)

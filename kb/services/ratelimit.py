@@ -35,7 +35,7 @@ class RateDecision:
 
 
 def limit_for(bucket: str) -> int:
-    return int(getattr(settings, LIMIT_SETTINGS[bucket], 0) or 0)
+    return getattr(settings, LIMIT_SETTINGS[bucket])
 
 
 def count_request(token_id: int, bucket: str, now: float | None = None) -> RateDecision:

@@ -20,11 +20,10 @@ from django.db import connection
 from kb.models import Bank
 
 DIMENSIONS = ("content", "useful_for", "context")
-DEFAULT_INDEX_AT = 20_000
 
 
 def index_threshold() -> int:
-    return int(getattr(settings, "KB_BANK_VECTOR_INDEX_AT", DEFAULT_INDEX_AT))
+    return settings.KB_BANK_VECTOR_INDEX_AT
 
 
 def index_name(bank_id: int, dimension: str) -> str:

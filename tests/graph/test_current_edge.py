@@ -31,7 +31,9 @@ def edge_times(draw):
     """(invalidated_at, valid_from, valid_to) with valid_from < valid_to when both are set."""
     valid_from, valid_to = draw(maybe), draw(maybe)
     if valid_from is not None and valid_to is not None and valid_from >= valid_to:
-        valid_from, valid_to = (None, valid_to) if valid_from == valid_to else (valid_to, valid_from)
+        valid_from, valid_to = (
+            (None, valid_to) if valid_from == valid_to else (valid_to, valid_from)
+        )
     return draw(maybe), valid_from, valid_to
 
 
@@ -72,7 +74,9 @@ def test_sql_orm_and_python_agree_on_which_edges_are_current(bank, chain, times,
                 {"bank": bank.pk, "now": at},
             )
             by_sql = {pk for (pk,) in cursor.fetchall()}
-        by_orm = set(Edge.objects.filter(bank=bank).filter(current_q(at)).values_list("pk", flat=True))
+        by_orm = set(
+            Edge.objects.filter(bank=bank).filter(current_q(at)).values_list("pk", flat=True)
+        )
         by_python = {e.pk for e in edges if e.is_current(at)}
         assert by_sql == by_orm == by_python
         # The rule itself, stated once more by hand: believed, and at in [valid_from, valid_to).

@@ -203,8 +203,15 @@ def test_secret_key_is_generated_once_and_shared(tmp_path, monkeypatch):
     stored = tmp_path / "run" / "secret_key"
     assert stored.stat().st_mode & 0o777 == 0o600
     assert load_or_create_secret_key(tmp_path / "run") == stored.read_text().strip()
-    monkeypatch.setenv("DJANGO_SECRET_KEY", "from-the-environment")
-    assert load_or_create_secret_key(tmp_path / "run") == "from-the-environment"
+    configured = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); "
+         "from django.conf import settings; print(settings.SECRET_KEY)"],
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "config.settings", "KB_RUNDIR": str(tmp_path / "run"),
+             "DJANGO_SECRET_KEY": "from-the-environment"},
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert configured.stdout.strip().splitlines()[-1] == "from-the-environment"
 
 
 def _settings_in_subprocess(**env) -> dict:

@@ -29,7 +29,7 @@ IGNORED_ENTRY_FIELDS = frozenset({"usage_count", "last_used_at", "verified_at", 
 
 
 def countdown_seconds() -> int:
-    return int(getattr(settings, "WORKFLOWS_REGENERATE_COUNTDOWN", 30))
+    return settings.WORKFLOWS_REGENERATE_COUNTDOWN
 
 
 def stale_after() -> dt.timedelta:

@@ -47,7 +47,7 @@ def clean_request(bank: Bank, data: dict) -> tuple[list[str] | None, str]:
             code="unknown_extractor",
             fields={"extractor": "Unknown extractor."},
         )
-    if extractor == "llm" and not getattr(settings, "KB_EXTRACT_LLM_URL", ""):
+    if extractor == "llm" and not settings.KB_EXTRACT_LLM_URL:
         raise InvalidInput(
             "The llm extractor is not configured (KB_EXTRACT_LLM_URL); use the local one.",
             code="extractor_not_configured",

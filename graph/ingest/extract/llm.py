@@ -53,10 +53,6 @@ your previous answer, in the same JSON format; return {"relationships": []} if n
 Do not infer. Do not normalise. Quote each supporting span verbatim."""
 
 
-def _setting(name: str, default):
-    return getattr(settings, name, default)
-
-
 @dataclass
 class LLMConfig:
     url: str
@@ -71,7 +67,7 @@ class LLMConfig:
 
     @classmethod
     def from_settings(cls) -> LLMConfig:
-        url = _setting("KB_EXTRACT_LLM_URL", "")
+        url = settings.KB_EXTRACT_LLM_URL
         if not url:
             raise ExtractorError(
                 "The llm extractor needs KB_EXTRACT_LLM_URL (an OpenAI-compatible endpoint).",
@@ -79,14 +75,14 @@ class LLMConfig:
             )
         return cls(
             url=url,
-            model=_setting("KB_EXTRACT_LLM_MODEL", "gpt-4o-mini"),
-            key=_setting("KB_EXTRACT_LLM_KEY", "") or _setting("KB_OPENAI_API_KEY", ""),
-            timeout=float(_setting("KB_EXTRACT_LLM_TIMEOUT", 30.0)),
-            attempts=max(1, int(_setting("KB_EXTRACT_LLM_ATTEMPTS", 4))),
-            backoff=float(_setting("KB_EXTRACT_LLM_BACKOFF", 1.0)),
-            max_wait=float(_setting("KB_EXTRACT_LLM_MAX_WAIT", 30.0)),
-            json_mode=bool(_setting("KB_EXTRACT_LLM_JSON_MODE", True)),
-            gleaning=bool(_setting("KB_EXTRACT_LLM_GLEANING", True)),
+            model=settings.KB_EXTRACT_LLM_MODEL,
+            key=settings.KB_EXTRACT_LLM_KEY or settings.KB_OPENAI_API_KEY,
+            timeout=settings.KB_EXTRACT_LLM_TIMEOUT,
+            attempts=max(1, settings.KB_EXTRACT_LLM_ATTEMPTS),
+            backoff=settings.KB_EXTRACT_LLM_BACKOFF,
+            max_wait=settings.KB_EXTRACT_LLM_MAX_WAIT,
+            json_mode=settings.KB_EXTRACT_LLM_JSON_MODE,
+            gleaning=settings.KB_EXTRACT_LLM_GLEANING,
         )
 
     @property

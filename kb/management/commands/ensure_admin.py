@@ -3,6 +3,7 @@ import secrets
 
 from django.contrib.auth import get_user_model
 
+from config.environment import Environment
 from kb.management.commands._base import KbCommand
 
 
@@ -11,7 +12,7 @@ class Command(KbCommand):
     command_name = "ensure_admin"
 
     def add_arguments(self, parser):
-        parser.add_argument("--username", default=os.environ.get("KB_ADMIN_USER", "admin"))
+        parser.add_argument("--username", default=Environment()["KB_ADMIN_USER"])
         parser.add_argument("--password-file", default=".run/admin-password")
 
     def handle_kb(self, *args, **options):
@@ -19,7 +20,7 @@ class Command(KbCommand):
         username = options["username"]
         path = options["password_file"]
         user = User.objects.filter(username=username).first()
-        password = os.environ.get("KB_ADMIN_PASSWORD")
+        password = Environment()["KB_ADMIN_PASSWORD"]
         if user is None:
             password = password or secrets.token_urlsafe(12)
             User.objects.create_superuser(username=username, email="", password=password)

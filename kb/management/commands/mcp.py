@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 from django.core.management.base import BaseCommand, CommandError
 
+from config.environment import Environment
 from kb.services.tokens import authenticate_token
 
 
@@ -16,7 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--token", default=None, help="Agent token (default: $KB_TOKEN).")
 
     def handle(self, *args, **options):
-        raw = options["token"] or os.environ.get("KB_TOKEN", "")
+        raw = options["token"] or Environment()["KB_TOKEN"]
         if not raw:
             raise CommandError("Give the agent token with --token or KB_TOKEN.")
         if authenticate_token(raw) is None:
