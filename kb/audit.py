@@ -82,13 +82,25 @@ def record(op, **details) -> None:
     op.save(update_fields=["details"])
 
 
+# simple-history's history_change_reason column is varchar(100); the full reason stays on the
+# operation row (Operation.reason is text).
+HISTORY_REASON_MAX = 100
+
+
+def history_reason(reason: str | None) -> str | None:
+    """The reason as a historical row stores it, on every path (simple-history's per-row saves
+    and the set-wise ``record_rows``): cut to the column, None when empty."""
+    return reason[:HISTORY_REASON_MAX] if reason else None
+
+
 def fill_history_row(sender, instance, history_instance, **kwargs) -> None:
     """simple-history signal: stamp the audit context onto each historical row."""
     ctx = _current.get()
     history_instance.operation_id = ctx.operation_id
     history_instance.history_actor = ctx.actor
-    if not getattr(history_instance, "history_change_reason", None):
-        history_instance.history_change_reason = ctx.reason or None
+    history_instance.history_change_reason = history_reason(
+        getattr(history_instance, "history_change_reason", None) or ctx.reason
+    )
 
 
 class AuditContextMiddleware:

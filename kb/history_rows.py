@@ -21,8 +21,6 @@ from django.utils import timezone
 from kb import audit
 from kb.signals import rows_written
 
-REASON_MAX = 100  # simple-history's history_change_reason column
-
 
 @functools.cache
 def tracked_columns(model) -> tuple[str, ...]:
@@ -48,7 +46,7 @@ def record_rows(
     hist = model.history.model
     columns = tracked_columns(model)
     quoted = ", ".join(connection.ops.quote_name(c) for c in columns)
-    why = (reason if reason is not None else ctx.reason) or None
+    why = reason if reason is not None else ctx.reason
     sql = (
         f"INSERT INTO {connection.ops.quote_name(hist._meta.db_table)} "
         f"({quoted}, history_date, history_type, history_change_reason, operation_id, "
@@ -62,7 +60,7 @@ def record_rows(
             [
                 when or timezone.now(),
                 change,
-                why[:REASON_MAX] if why else None,
+                audit.history_reason(why),
                 ctx.operation_id,
                 ctx.actor,
                 list(ids),
