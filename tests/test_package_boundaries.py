@@ -37,3 +37,19 @@ def test_the_product_imports_neither_benches_nor_tests():
 
 def test_the_tests_import_no_bench_module():
     assert offenders(("tests",), {"bench"}) == []
+
+
+def test_kb_imports_no_dependent_app_at_module_level():
+    """graph, workflows and mcpserver build on kb; kb reaches them only lazily, inside functions."""
+    found = []
+    for path in sorted((ROOT / "kb").rglob("*.py")):
+        for node in ast.parse(path.read_text(), filename=str(path)).body:
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            bad = {n.split(".")[0] for n in names} & {"graph", "workflows", "mcpserver"}
+            if bad:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {', '.join(bad)}")
+    assert found == []

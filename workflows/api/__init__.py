@@ -1,0 +1,1 @@
+"""The workflows REST views: thin adapters over ``workflows.services``."""

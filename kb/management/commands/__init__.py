@@ -1,0 +1,2 @@
+"""``manage.py`` commands of the kb app (banks, tokens, import/export, embeddings, MCP stdio):
+each runs as ``command:<name>`` through ``KbCommand`` and calls one service."""

@@ -1,0 +1,1 @@
+"""``manage.py`` commands of the workflows app; each calls a workflows service."""
