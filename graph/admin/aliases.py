@@ -14,6 +14,7 @@ from graph.models import (
     Alias,
 )
 from graph.resolution import aliases as alias_service
+from kb.admin_filters import BankFilter
 from kb.errors import KbError
 
 # --- Aliases ----------------------------------------------------------------------------------
@@ -48,7 +49,7 @@ class AliasAddForm(forms.ModelForm):
 @admin.register(Alias)
 class AliasAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
     list_display = ("surface", "entry", "bank", "source", "created_at")
-    list_filter = ("bank", "source")
+    list_filter = (BankFilter, "source")
     list_select_related = ("entry", "bank")
     search_fields = ("surface", "normalized", "entry__short_id", "entry__title")
     autocomplete_fields = ("entry",)

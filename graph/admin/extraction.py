@@ -19,6 +19,7 @@ from graph.curation import edge_proposals as queue
 from graph.ingest.extract.jobs import queue_extraction
 from graph.models import EdgeProposal, EdgeProposalStatus
 from kb import audit
+from kb.admin_filters import BankFilter
 from kb.errors import KbError
 from kb.models import Bank, Entry
 
@@ -80,7 +81,7 @@ class EdgeProposalAdmin(admin.ModelAdmin):
         "source_entry",
         "bank",
     )
-    list_filter = ("status", ConfidenceBandFilter, ResolvedFilter, "extractor", "bank")
+    list_filter = (BankFilter, "status", ConfidenceBandFilter, ResolvedFilter, "extractor")
     list_select_related = ("type", "bank", "source_entry", "from_entry", "to_entry")
     search_fields = ("span", "from_text", "to_text", "source_entry__short_id")
     ordering = ("-confidence", "id")

@@ -13,12 +13,13 @@ from graph.admin.common import (
     GONE,
 )
 from graph.admin.merge import edges_table
-from graph.curation.decisions import decide_proposal
+from graph.curation.decisions import OPEN, decide_proposal
 from graph.curation.merge import plan_merge
 from graph.models import (
     MergeProposal,
     ProposalStatus,
 )
+from kb.admin_filters import BankFilter
 from kb.errors import KbError
 
 # --- Merge proposals: the review queue ---------------------------------------------------------
@@ -32,10 +33,28 @@ def _shown(value) -> str:
     return "—" if value is None or value == "" else str(value)
 
 
+class QueueFilter(admin.SimpleListFilter):
+    """The review queue: "open" is every proposal awaiting a decision, whether the finder
+    queued it as a likely duplicate (pending) or as unclear (a person must judge it)."""
+
+    title = "queue"
+    parameter_name = "queue"
+
+    def lookups(self, request, model_admin):
+        return [("open", "open (pending or unclear)"), ("decided", "decided")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "open":
+            return queryset.filter(status__in=OPEN)
+        if self.value() == "decided":
+            return queryset.exclude(status__in=OPEN)
+        return queryset
+
+
 @admin.register(MergeProposal)
 class MergeProposalAdmin(admin.ModelAdmin):
     list_display = ("id", "keep", "away", "score", "status", "created_at", "decided_by")
-    list_filter = ("status", "bank")
+    list_filter = (BankFilter, QueueFilter, "status")
     list_select_related = ("keep", "away", "bank")
     search_fields = ("keep__short_id", "keep__title", "away__short_id", "away__title")
     readonly_fields = (
