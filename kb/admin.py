@@ -188,6 +188,13 @@ class VerifiedFilter(admin.SimpleListFilter):
         return queryset
 
 
+class BlankWhenEmptyJSONField(forms.JSONField):
+    """A JSON box that shows nothing (not ``null``) when there is no value."""
+
+    def prepare_value(self, value):
+        return "" if value is None else super().prepare_value(value)
+
+
 class EntryAdminForm(forms.ModelForm):
     """The entry form: its values become the REST payload and are checked by the entry
     service (:func:`kb.services.entries.clean_entry_data`), not by rules of its own. The
@@ -199,6 +206,7 @@ class EntryAdminForm(forms.ModelForm):
     class Meta:
         model = Entry
         fields = "__all__"
+        field_classes = {"steps": BlankWhenEmptyJSONField}
 
     def _bank(self):
         if self.instance.pk is not None:
@@ -281,7 +289,7 @@ class EntryAdmin(SimpleHistoryAdmin):
     formfield_overrides = ONE_PER_LINE
     list_display = (
         "short_id",
-        "title",
+        "title_cell",
         "bank",
         "kind",
         "status",
@@ -360,6 +368,17 @@ class EntryAdmin(SimpleHistoryAdmin):
         "verified_by",
         "merged_into",
     )
+
+    @admin.display(description="title", ordering="title")
+    def title_cell(self, obj: Entry) -> str:
+        """One line, cut with an ellipsis; the whole title on hover."""
+        return format_html(
+            '<span class="kb-title-cell" title="{}" style="display:inline-block;max-width:26em;'
+            'white-space:nowrap;overflow:hidden;text-overflow:ellipsis;vertical-align:bottom">'
+            "{}</span>",
+            obj.title,
+            obj.title,
+        )
 
     def has_delete_permission(self, request, obj=None):
         # Deleting an entry bridges its edges (the graph app's delete page); kb alone keeps

@@ -4,7 +4,7 @@ from urllib.parse import urlencode
 
 from django.contrib import admin
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET
@@ -17,6 +17,22 @@ def home(request):
     """Links to the admin, the API docs and the workflow pages; staff also get the bank
     switcher to the explorers (bank names are not shown to anonymous visitors)."""
     return render(request, "home.html", {"bank_count": Bank.objects.count()})
+
+
+FAVICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+    '<rect width="16" height="16" rx="3" fill="#264b5d"/>'
+    '<circle cx="5" cy="5" r="2" fill="#fff"/><circle cx="11" cy="11" r="2" fill="#fff"/>'
+    '<path d="M5 5L11 11" stroke="#fff" stroke-width="1.5"/></svg>'
+)
+
+
+@require_GET
+def favicon(request):
+    """The site icon (browsers ask every page for ``/favicon.ico``)."""
+    response = HttpResponse(FAVICON, content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 def switch_url(bank: Bank, to: str) -> str:

@@ -251,6 +251,10 @@ class AliasInline(ServiceInline):
     fields = ("surface", "add_anyway", "alias_source", "alias_added", "remove_link")
     readonly_fields = ("alias_source", "alias_added", "remove_link")
 
+    @admin.display(description="add anyway")
+    def add_anyway(self, obj: Alias) -> str:
+        return ""  # a choice made when adding; saved aliases show nothing here
+
     @admin.display(description="")
     def remove_link(self, obj: Alias) -> str:
         if obj is None or obj.pk is None:
