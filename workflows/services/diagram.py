@@ -134,9 +134,11 @@ def _wrap(text: str, width: int = LINE_CHARS, lines: int = 3) -> list[str]:
 
 
 def _findings_by_entry(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """Entries with a finding still to act on: resolved findings and findings whose risk a
+    manager accepted leave the drawing's red (they stay listed in the table)."""
     by_entry: dict[str, list[Finding]] = {}
     for finding in findings:
-        if finding.status == FindingStatus.RESOLVED:
+        if finding.status in (FindingStatus.RESOLVED, FindingStatus.ACCEPTED):
             continue
         for short_id in finding.entries:
             by_entry.setdefault(short_id, []).append(finding)
