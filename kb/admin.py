@@ -526,7 +526,14 @@ class AgentTokenAdmin(admin.ModelAdmin):
         raw = getattr(request, "_kb_raw_token", None)
         if raw:
             messages.success(
-                request, f"Token {obj.name!r} created. Copy it now; it is not shown again: {raw}"
+                request,
+                format_html(
+                    'Token “{}” created. Copy it now; it is not shown again: <code id="kb-secret"'
+                    ' class="kb-secret">{}</code> <button type="button" data-copy="kb-secret">'
+                    "Copy</button>",
+                    obj.name,
+                    raw,
+                ),
             )
             del request._kb_raw_token
         return super().response_add(request, obj, post_url_continue)
