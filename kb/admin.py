@@ -570,7 +570,12 @@ class OperationAdmin(ReadOnlyAdmin):
     list_select_related = ("bank",)
     search_fields = ("actor", "reason")
     date_hierarchy = "created_at"
-    fields = (
+    fieldsets = (
+        (None, {"fields": ("kind", "bank", "actor", "reason", "created_at", "reverted_by")}),
+        ("Entry history rows", {"fields": ("entry_changes",)}),
+        ("Details (as stored)", {"classes": ("collapse",), "fields": ("details_json",)}),
+    )
+    readonly_fields = (
         "kind",
         "bank",
         "actor",
@@ -580,7 +585,6 @@ class OperationAdmin(ReadOnlyAdmin):
         "details_json",
         "entry_changes",
     )
-    readonly_fields = fields
 
     @admin.display(description="details")
     def details_json(self, obj: Operation) -> str:

@@ -138,3 +138,20 @@ def test_entry_picker_ranks_exact_then_prefix_then_words(admin_client, bank, mak
     ]
     assert texts[1] == f"Platform team · team · acme · {team.short_id}"  # kind and bank shown
     assert prefix.short_id in texts[2]
+
+
+def test_operations_list_words_and_affected_entries(admin_client, bank, make_entry):
+    a, b = make_entry("Deploy pipeline"), make_entry("Platform team")
+    from graph.edges.links import link
+
+    link(bank, {"from": a.short_id, "to": b.short_id, "relation": "owned_by"})
+    add_alias(bank, a, "the pipeline")
+    listing = admin_client.get(reverse("admin:kb_operation_changelist"))
+    rows = {op.kind: op for op in listing.context["cl"].result_list}
+    admin = listing.context["cl"].model_admin
+    assert admin.affected(rows["link"]) == ", ".join(sorted([a.short_id, b.short_id]))
+    assert admin.affected(rows["alias"]) == a.short_id
+    assert "alias “the pipeline” added to" in rows["alias"].reason
+    page = admin_client.get(reverse("admin:kb_operation_change", args=[rows["link"].pk]))
+    body = page.content.decode()
+    assert body.index("What it did, in words") < body.index("Details (as stored)")
