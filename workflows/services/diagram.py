@@ -264,12 +264,15 @@ def build_dot(
                 continue
             src, dst = graph.nodes[pk].short_id, node.short_id
             in_loop = src in loop_nodes and dst in loop_nodes
+            decision = graph.nodes[pk].is_decision
+            branch = graph.branch_labels.get((pk, target), "") if decision else ""
             dot.edge(
                 f"n{pk}",
                 f"n{target}",
                 color=COLORS["hole"] if in_loop else COLORS["edge"],
                 penwidth="1.8" if in_loop else "1.3",
                 constraint="false" if (pk, target) in backs else "true",
+                **({"label": branch, "fontsize": "9"} if branch else {}),
             )
 
     artifacts: set[int] = set()
