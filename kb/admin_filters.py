@@ -15,6 +15,13 @@ from kb.banks_directory import search_banks, switcher_suggestions
 from kb.models import Bank, EntryKind
 
 
+def as_pk(value: str | None) -> int | None:
+    """A primary key from a query parameter, or None (never an integer the database cannot
+    hold: a 30-digit id must not turn into a 500)."""
+    value = (value or "").strip()
+    return int(value) if value.isdigit() and len(value) <= 18 else None
+
+
 class BankFilter(admin.SimpleListFilter):
     title = "bank"
     parameter_name = "bank__id__exact"
@@ -41,13 +48,13 @@ class BankFilter(admin.SimpleListFilter):
         self.chosen = self._chosen()
 
     def _chosen(self) -> Bank | None:
-        value = self.value()
-        return Bank.objects.filter(pk=int(value)).first() if value and value.isdigit() else None
+        pk = as_pk(self.value())
+        return Bank.objects.filter(pk=pk).first() if pk is not None else None
 
     def lookups(self, request, model_admin):
         # Only the chosen bank: the search box finds the others.
-        value = request.GET.get(self.parameter_name, "")
-        bank = Bank.objects.filter(pk=int(value)).first() if value.isdigit() else None
+        pk = as_pk(request.GET.get(self.parameter_name))
+        bank = Bank.objects.filter(pk=pk).first() if pk is not None else None
         return [(str(bank.pk), bank.slug)] if bank else [("", "")]
 
     def has_output(self):
@@ -69,9 +76,8 @@ class BankFilter(admin.SimpleListFilter):
         value = self.value()
         if value is None:
             return queryset
-        if not value.isdigit():
-            return queryset.none()
-        return queryset.filter(**{self.bank_field: int(value)})
+        pk = as_pk(value)
+        return queryset.none() if pk is None else queryset.filter(**{self.bank_field: pk})
 
 
 class TokenBankFilter(BankFilter):
@@ -89,8 +95,8 @@ class KindFilter(admin.SimpleListFilter):
     parameter_name = "kind__id__exact"
 
     def lookups(self, request, model_admin):
-        bank = request.GET.get(BankFilter.parameter_name, "")
-        scope = Q(bank__isnull=True) | (Q(bank_id=int(bank)) if bank.isdigit() else Q(pk=None))
+        bank = as_pk(request.GET.get(BankFilter.parameter_name))
+        scope = Q(bank__isnull=True) | (Q(bank_id=bank) if bank is not None else Q(pk=None))
         kinds = EntryKind.objects.filter(scope).order_by("name")
         return [(str(k.pk), k.name if k.bank_id is None else f"{k.name} (bank)") for k in kinds]
 
@@ -98,4 +104,5 @@ class KindFilter(admin.SimpleListFilter):
         value = self.value()
         if value is None:
             return queryset
-        return queryset.filter(kind_id=int(value)) if value.isdigit() else queryset.none()
+        pk = as_pk(value)
+        return queryset.none() if pk is None else queryset.filter(kind_id=pk)

@@ -44,6 +44,7 @@ from graph.models import (
 )
 from graph.resolution import aliases as alias_service
 from kb.admin import EntryAdmin
+from kb.admin_filters import as_pk
 from kb.errors import KbError
 from kb.models import Entry
 
@@ -309,9 +310,9 @@ class GraphEntryAdmin(EntryCurationActions, NoHistoryRevertMixin, EntryAdmin):
         # An entry picker (an edge end, an alias's entry, a proposal's end): live entries of
         # the bank, best match first (exact name, then prefix, then all words).
         queryset = queryset.exclude(status__in=GONE)
-        bank = request.GET.get("bank", "")
-        if bank.isdigit():  # a picker on an entry's page: that entry's bank only
-            queryset = queryset.filter(bank_id=int(bank))
+        bank = as_pk(request.GET.get("bank"))
+        if bank is not None:  # a picker on an entry's page: that entry's bank only
+            queryset = queryset.filter(bank_id=bank)
         return ranked_matches(queryset, search_term).select_related("kind", "bank"), False
 
     def history_view(self, request, object_id, extra_context=None):

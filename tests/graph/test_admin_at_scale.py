@@ -51,6 +51,9 @@ def test_bank_filter_is_a_search_box_and_narrows_kinds(admin_client, bank, many_
     chosen = admin_client.get(reverse("admin:kb_entry_changelist"), {"bank_slug": "acme"})
     spec = next(s for s in chosen.context["cl"].filter_specs if s.title == "bank")
     assert spec.value() == str(bank.pk)
+    for odd in ("x", "9" * 30, "-1"):  # never a 500: no bank matches
+        listed = admin_client.get(reverse("admin:kb_entry_changelist"), {"bank__id__exact": odd})
+        assert listed.status_code == 200 and list(listed.context["cl"].result_list) == []
 
 
 def test_archive_is_an_operation_and_hides_the_bank(admin_client, bank, many_banks):
