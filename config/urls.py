@@ -4,10 +4,12 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from graph.api.analytics_views import stats_page
 from kb.api.errors import json_not_found
-from kb.views import home
+from kb.views import bank_switch, favicon, home
 
 urlpatterns = [
     path("", home, name="home"),
+    path("banks/go/", bank_switch, name="bank-switch"),
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/graph/stats/<slug:bank>/", stats_page, name="graph-stats-page"),
     path("admin/", admin.site.urls),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),

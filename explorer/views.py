@@ -44,7 +44,6 @@ def explorer_page(request, bank: str):
             **admin.site.each_context(request),
             "title": f"Graph explorer — {bank_obj.name}",
             "bank": bank_obj,
-            "banks": Bank.objects.order_by("slug"),
             "explorer_config": config,
         },
     )

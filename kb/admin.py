@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.widgets import FilteredSelectMultiple
+from django.contrib.admin.widgets import AutocompleteSelectMultiple
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.forms import SimpleArrayField
 from django.core.exceptions import ValidationError
@@ -26,6 +26,7 @@ from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from kb import audit
+from kb.admin_filters import BankFilter, KindFilter, TokenBankFilter
 from kb.errors import KbError
 from kb.models import (
     AgentToken,
@@ -36,6 +37,7 @@ from kb.models import (
     Operation,
     Scope,
 )
+from kb.services import banks as bank_service
 from kb.services import entries as entry_service
 from kb.services import tokens as token_service
 
@@ -66,12 +68,73 @@ ONE_PER_LINE = {
 # --- Banks and kinds --------------------------------------------------------------------------
 
 
+class ArchivedFilter(admin.SimpleListFilter):
+    """Banks in use by default; archived ones on request."""
+
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return [("all", "all"), ("archived", "archived")]
+
+    def choices(self, changelist):
+        yield {
+            "selected": self.value() is None,
+            "query_string": changelist.get_query_string(remove=[self.parameter_name]),
+            "display": "in use",
+        }
+        for lookup, title in self.lookup_choices:
+            yield {
+                "selected": self.value() == lookup,
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
+
+    def queryset(self, request, queryset):
+        if self.value() == "all":
+            return queryset
+        if self.value() == "archived":
+            return queryset.filter(archived_at__isnull=False)
+        return queryset.filter(archived_at__isnull=True)
+
+
 @admin.register(Bank)
 class BankAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "kind", "entry_count", "created_at")
-    list_filter = ("kind",)
+    list_display = ("slug", "name", "kind", "entry_count", "archived_at", "created_at")
+    list_filter = (ArchivedFilter, "kind")
     search_fields = ("slug", "name")
-    readonly_fields = ("created_at",)
+    readonly_fields = ("created_at", "archived_at")
+    list_per_page = 50
+    actions = ("archive_selected", "restore_selected")
+
+    def has_delete_permission(self, request, obj=None):
+        # A bank's rows are audited history; it is archived (kb.services.banks.set_archived),
+        # never deleted from the admin.
+        return False
+
+    def _set_archived(self, request, queryset, archived: bool) -> None:
+        done = [
+            bank.slug
+            for bank in queryset.order_by("slug")
+            if bank_service.set_archived(bank, archived, reason=f"admin: {request.user}")
+        ]
+        verb = "Archived" if archived else "Restored"
+        self.message_user(
+            request,
+            f"{verb} {len(done)} bank(s){': ' + ', '.join(done[:20]) if done else ''}"
+            f"{' …' if len(done) > 20 else ''}.",
+            messages.SUCCESS if done else messages.INFO,
+        )
+
+    @admin.action(
+        description="Archive (hide from bank lists; keeps every row)", permissions=["change"]
+    )
+    def archive_selected(self, request, queryset):
+        self._set_archived(request, queryset, True)
+
+    @admin.action(description="Restore archived banks", permissions=["change"])
+    def restore_selected(self, request, queryset):
+        self._set_archived(request, queryset, False)
 
     def get_queryset(self, request):
         # Entry.bank has no reverse accessor (related_name="+"), so count with a subquery.
@@ -93,28 +156,10 @@ class BankAdmin(admin.ModelAdmin):
         return obj.entry_count
 
 
-class KindBankFilter(admin.SimpleListFilter):
-    """Filter kinds by bank; "core" selects the shared vocabulary (no bank)."""
-
-    title = "bank"
-    parameter_name = "bank"
-
-    def lookups(self, request, model_admin):
-        return [("core", "Core (no bank)")] + [(str(b.pk), b.slug) for b in Bank.objects.all()]
-
-    def queryset(self, request, queryset):
-        value = self.value()
-        if value == "core":
-            return queryset.filter(bank__isnull=True)
-        if value:
-            return queryset.filter(bank_id=value)
-        return queryset
-
-
 @admin.register(EntryKind)
 class EntryKindAdmin(admin.ModelAdmin):
     list_display = ("name", "bank", "weight", "container", "structural", "description")
-    list_filter = (KindBankFilter, "container", "structural")
+    list_filter = (BankFilter, ("bank", admin.EmptyFieldListFilter), "container", "structural")
     list_select_related = ("bank",)
     search_fields = ("name", "description", "bank__slug")
     ordering = ("bank__slug", "name")
@@ -143,6 +188,13 @@ class VerifiedFilter(admin.SimpleListFilter):
         return queryset
 
 
+class BlankWhenEmptyJSONField(forms.JSONField):
+    """A JSON box that shows nothing (not ``null``) when there is no value."""
+
+    def prepare_value(self, value):
+        return "" if value is None else super().prepare_value(value)
+
+
 class EntryAdminForm(forms.ModelForm):
     """The entry form: its values become the REST payload and are checked by the entry
     service (:func:`kb.services.entries.clean_entry_data`), not by rules of its own. The
@@ -154,6 +206,7 @@ class EntryAdminForm(forms.ModelForm):
     class Meta:
         model = Entry
         fields = "__all__"
+        field_classes = {"steps": BlankWhenEmptyJSONField}
 
     def _bank(self):
         if self.instance.pk is not None:
@@ -236,7 +289,7 @@ class EntryAdmin(SimpleHistoryAdmin):
     formfield_overrides = ONE_PER_LINE
     list_display = (
         "short_id",
-        "title",
+        "title_cell",
         "bank",
         "kind",
         "status",
@@ -245,7 +298,7 @@ class EntryAdmin(SimpleHistoryAdmin):
         "usage_count",
     )
     list_select_related = ("bank", "kind")
-    list_filter = ("bank", "kind", "status", VerifiedFilter)
+    list_filter = (BankFilter, KindFilter, "status", VerifiedFilter)
     search_fields = ("short_id", "key", "title", "content")
     autocomplete_fields = ("kind", "resolved_by")
     date_hierarchy = "updated_at"
@@ -316,6 +369,17 @@ class EntryAdmin(SimpleHistoryAdmin):
         "merged_into",
     )
 
+    @admin.display(description="title", ordering="title")
+    def title_cell(self, obj: Entry) -> str:
+        """One line, cut with an ellipsis; the whole title on hover."""
+        return format_html(
+            '<span class="kb-title-cell" title="{}" style="display:inline-block;max-width:26em;'
+            'white-space:nowrap;overflow:hidden;text-overflow:ellipsis;vertical-align:bottom">'
+            "{}</span>",
+            obj.title,
+            obj.title,
+        )
+
     def has_delete_permission(self, request, obj=None):
         # Deleting an entry bridges its edges (the graph app's delete page); kb alone keeps
         # entries (retire them instead).
@@ -368,8 +432,9 @@ class AgentTokenAddForm(forms.ModelForm):
         help_text="read: query; write: add and edit entries; curate: retire, merge, revert.",
     )
     banks = forms.ModelMultipleChoiceField(
-        queryset=Bank.objects.all(),
-        widget=FilteredSelectMultiple("banks", is_stacked=False),
+        queryset=Bank.objects.filter(archived_at__isnull=True),
+        # A search-as-you-type picker: a site may hold hundreds of banks.
+        widget=AutocompleteSelectMultiple(AgentToken._meta.get_field("banks"), admin.site),
     )
 
     class Meta:
@@ -394,7 +459,7 @@ class AgentTokenAdmin(admin.ModelAdmin):
         "last_used_at",
         "revoked_at",
     )
-    list_filter = ("revoked_at", "banks")
+    list_filter = ("revoked_at", TokenBankFilter)
     search_fields = ("name", "prefix")
     actions = ("revoke",)
     change_fields = (
@@ -463,7 +528,14 @@ class AgentTokenAdmin(admin.ModelAdmin):
         raw = getattr(request, "_kb_raw_token", None)
         if raw:
             messages.success(
-                request, f"Token {obj.name!r} created. Copy it now; it is not shown again: {raw}"
+                request,
+                format_html(
+                    'Token “{}” created. Copy it now; it is not shown again: <code id="kb-secret"'
+                    ' class="kb-secret">{}</code> <button type="button" data-copy="kb-secret">'
+                    "Copy</button>",
+                    obj.name,
+                    raw,
+                ),
             )
             del request._kb_raw_token
         return super().response_add(request, obj, post_url_continue)
@@ -496,11 +568,16 @@ HISTORY_TYPES = {"+": "created", "~": "changed", "-": "deleted"}
 @admin.register(Operation)
 class OperationAdmin(ReadOnlyAdmin):
     list_display = ("id", "kind", "bank", "actor", "reason", "created_at")
-    list_filter = ("kind", "bank")
+    list_filter = ("kind", BankFilter)
     list_select_related = ("bank",)
     search_fields = ("actor", "reason")
     date_hierarchy = "created_at"
-    fields = (
+    fieldsets = (
+        (None, {"fields": ("kind", "bank", "actor", "reason", "created_at", "reverted_by")}),
+        ("Entry history rows", {"fields": ("entry_changes",)}),
+        ("Details (as stored)", {"classes": ("collapse",), "fields": ("details_json",)}),
+    )
+    readonly_fields = (
         "kind",
         "bank",
         "actor",
@@ -510,7 +587,6 @@ class OperationAdmin(ReadOnlyAdmin):
         "details_json",
         "entry_changes",
     )
-    readonly_fields = fields
 
     @admin.display(description="details")
     def details_json(self, obj: Operation) -> str:
@@ -561,7 +637,7 @@ class OperationAdmin(ReadOnlyAdmin):
 @admin.register(Job)
 class JobAdmin(ReadOnlyAdmin):
     list_display = ("public_id", "kind", "bank", "status", "progress", "created_at", "finished_at")
-    list_filter = ("status", "kind", "bank")
+    list_filter = ("status", "kind", BankFilter)
     list_select_related = ("bank",)
     search_fields = ("public_id", "actor")
 

@@ -8,6 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from kb import audit
+from kb.admin_filters import BankFilter
 from kb.models import Claim
 from kb.services import claims as claim_service
 
@@ -49,7 +50,7 @@ class ClaimStateFilter(admin.SimpleListFilter):
 @admin.register(Claim)
 class ClaimAdmin(admin.ModelAdmin):
     list_display = ("subject", "bank", "holder", "since", "expires_at", "live", "entry_link")
-    list_filter = (ClaimStateFilter, "bank")
+    list_filter = (ClaimStateFilter, BankFilter)
     search_fields = ("subject", "holder", "note")
     ordering = ("bank", "since")
     list_select_related = ("bank", "entry")

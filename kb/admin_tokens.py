@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Q
+from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from kb import audit
@@ -48,6 +49,9 @@ def _plus(names, *extra):
 
 
 class AgentTokenLifecycleAdmin(_Base):
+    class Media:
+        js = ("kb/copy.js",)  # the new secret's Copy button
+
     list_display = _plus(getattr(_Base, "list_display", ("name",)), "expires_at", "state")
     list_filter = (
         TokenStateFilter,
@@ -89,6 +93,18 @@ class AgentTokenLifecycleAdmin(_Base):
 
     @admin.action(description="Revoke (stops working at once)", permissions=["change"])
     def revoke(self, request, queryset):
+        """Asks first (a confirmation page naming the tokens), then revokes."""
+        if request.POST.get("confirmed") != "yes":
+            return TemplateResponse(
+                request,
+                "admin/kb/agenttoken/revoke_confirmation.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": "Revoke tokens?",
+                    "opts": self.model._meta,
+                    "tokens": list(queryset.order_by("name")),
+                },
+            )
         result = token_service.revoke_tokens(queryset, actor=audit.current().actor)
         count = len(result.revoked)
         self.message_user(

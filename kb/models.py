@@ -37,6 +37,12 @@ class Bank(models.Model):
         '"useful_for": 0.3, "context": 0.2}, "lexical_weight": 0.5, "kind_weight_scale": 0.05}.',
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    archived_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Set by the archive service: an archived bank keeps every row but leaves the "
+        "bank lists, switchers and filters (restore it from the Banks list).",
+    )
 
     class Meta:
         ordering = ["slug"]
@@ -273,6 +279,10 @@ class OperationKind(models.TextChoices):
     CLAIM = "claim"
     RELEASE = "release"
     REVOKE_TOKEN = "revoke_token"
+    ALIAS = "alias"
+    UNALIAS = "unalias"
+    ARCHIVE = "archive"
+    UNARCHIVE = "unarchive"
 
 
 class Operation(BankOwned):

@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from kb.admin_filters import BankFilter
 from workflows.models import Finding, FindingEvent, GapReport, PendingRegeneration
 
 
@@ -33,7 +34,7 @@ class GapReportAdmin(ReadOnlyAdmin):
         "open_count",
         "took_ms",
     )
-    list_filter = ("trigger", "bank")
+    list_filter = ("trigger", BankFilter)
     list_select_related = ("process", "bank")
     date_hierarchy = "generated_at"
     exclude = ("findings",)
@@ -62,7 +63,7 @@ class FindingAdmin(ReadOnlyAdmin):
         "last_seen_at",
         "page",
     )
-    list_filter = ("status", "rule", "severity", "bank")
+    list_filter = ("status", "rule", "severity", BankFilter)
     list_select_related = ("process", "process__bank", "assignee")
     search_fields = ("message", "fingerprint", "process__title")
     inlines = [FindingEventInline]

@@ -173,6 +173,10 @@ def regenerate(request, bank: str, process_id: str):
     return redirect("workflows:process", bank=bank_obj.slug, process_id=process.short_id)
 
 
+# Decisions that close a finding are asked for a reason (the page's confirmation step).
+DECISIONS_NEEDING_A_COMMENT = ("accept", "resolve")
+
+
 @require_POST
 @manager_required(VIEW, CHANGE)
 def finding_action(request, bank: str, process_id: str, finding_id: int):
@@ -183,11 +187,22 @@ def finding_action(request, bank: str, process_id: str, finding_id: int):
         finding = finding_service.get_finding(bank_obj, process, finding_id)
     except NotFound as exc:
         raise Http404(exc.message) from exc
+    action = request.POST.get("action", "")
+    comment = (request.POST.get("comment") or "").strip()
+    if action in DECISIONS_NEEDING_A_COMMENT and not comment:
+        messages.error(
+            request,
+            f"Finding #{finding.pk}: say why in the comment box before you "
+            f"{'accept the risk' if action == 'accept' else 'mark it resolved'}; "
+            "nothing was changed.",
+        )
+        target = reverse("workflows:process", args=[bank_obj.slug, process.short_id])
+        return redirect(f"{target}#finding-{finding.pk}")
     try:
         finding_service.change_finding(
             bank_obj,
             finding,
-            action=request.POST.get("action", ""),
+            action=action,
             actor=_actor(request),
             comment=request.POST.get("comment", ""),
             assignee=request.POST.get("assignee", ""),

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
+from django.utils.http import url_has_allowed_host_and_scheme
 from simple_history.admin import SimpleHistoryAdmin
 
 from graph.admin.common import (
     NoHistoryRevertMixin,
     _refuse_gone,
+    taken_message,
 )
 from graph.models import (
     Alias,
 )
 from graph.resolution import aliases as alias_service
+from kb.admin_filters import BankFilter
 from kb.errors import KbError
 
 # --- Aliases ----------------------------------------------------------------------------------
@@ -26,10 +30,18 @@ class AliasAddForm(forms.ModelForm):
         model = Alias
         fields = ("entry", "surface")
 
+    add_anyway = forms.BooleanField(
+        required=False, label="Add even if the name already names another entry"
+    )
+
     def clean(self):
         data = super().clean()
         if data.get("entry") is not None:
             _refuse_gone(data["entry"], "entry")
+            entry, surface = data["entry"], data.get("surface")
+            taken = alias_service.names_taken(entry.bank, entry, surface) if surface else []
+            if taken and not data.get("add_anyway"):
+                self.add_error("surface", taken_message(taken))
         return data
 
     def _post_clean(self):
@@ -48,7 +60,7 @@ class AliasAddForm(forms.ModelForm):
 @admin.register(Alias)
 class AliasAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
     list_display = ("surface", "entry", "bank", "source", "created_at")
-    list_filter = ("bank", "source")
+    list_filter = (BankFilter, "source")
     list_select_related = ("entry", "bank")
     search_fields = ("surface", "normalized", "entry__short_id", "entry__title")
     autocomplete_fields = ("entry",)
@@ -57,7 +69,7 @@ class AliasAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ("entry", "surface")
+            return ("entry", "surface", "add_anyway")
         return ("surface", "entry", *self.readonly_fields)
 
     def has_change_permission(self, request, obj=None):
@@ -69,6 +81,13 @@ class AliasAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
     def delete_model(self, request, obj):
         """Through :func:`graph.resolution.aliases.remove_alias` (one ``unlink`` operation)."""
         alias_service.remove_alias(obj.bank, obj.entry, obj.surface, reason="admin: alias removed")
+
+    def response_delete(self, request, obj_display, obj_id):
+        back = request.GET.get("next", "")
+        if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+            self.message_user(request, f"Removed the alias “{obj_display}”.", messages.SUCCESS)
+            return HttpResponseRedirect(back)
+        return super().response_delete(request, obj_display, obj_id)
 
     def delete_queryset(self, request, queryset):
         for alias in queryset.select_related("bank", "entry"):

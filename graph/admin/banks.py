@@ -16,12 +16,11 @@ from django.db.models.functions import Coalesce
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
+from graph.curation.decisions import OPEN
 from graph.edges.links import current_q
-from graph.models import Edge, MergeProposal, ProposalStatus
+from graph.models import Edge, MergeProposal
 from kb.admin import BankAdmin
 from kb.models import Bank, Entry, EntryStatus, Operation
-
-GONE = (EntryStatus.MERGED, EntryStatus.DELETED)
 
 
 @dataclass
@@ -53,7 +52,7 @@ def bank_links(bank: Bank) -> list[tuple[str, str]]:
             "Proposal queue",
             _url(
                 "admin:graph_mergeproposal_changelist",
-                query=f"bank__id__exact={bank.pk}&status__exact=pending",
+                query=f"bank__id__exact={bank.pk}&queue=open",
             ),
         ),
         (
@@ -65,30 +64,34 @@ def bank_links(bank: Bank) -> list[tuple[str, str]]:
     return [(label, url) for label, url in candidates if url]
 
 
-def bank_overview() -> list[BankOverview]:
-    """Every bank with its live entries, current edges, open proposals and operations: four
-    grouped statements whatever the number of banks."""
-    banks = list(Bank.objects.order_by("slug"))
+def bank_overview(banks: list[Bank]) -> list[BankOverview]:
+    """``banks`` (one page of them) with their live entries, current edges, proposals awaiting
+    a decision and operations (live = status live, as the entries list's Live filter): four grouped statements whatever the page size."""
+    pks = [bank.pk for bank in banks]
     entries = dict(
-        Entry.objects.exclude(status__in=GONE)
+        Entry.objects.filter(bank_id__in=pks, status=EntryStatus.LIVE)
         .values("bank")
         .annotate(n=Count("pk"))
         .values_list("bank", "n")
     )
     edges = dict(
-        Edge.objects.filter(current_q())
+        Edge.objects.filter(bank_id__in=pks)
+        .filter(current_q())
         .values("bank")
         .annotate(n=Count("pk"))
         .values_list("bank", "n")
     )
     proposals = dict(
-        MergeProposal.objects.filter(status=ProposalStatus.PENDING)
+        MergeProposal.objects.filter(bank_id__in=pks, status__in=OPEN)
         .values("bank")
         .annotate(n=Count("pk"))
         .values_list("bank", "n")
     )
     operations = dict(
-        Operation.objects.values("bank").annotate(n=Count("pk")).values_list("bank", "n")
+        Operation.objects.filter(bank_id__in=pks)
+        .values("bank")
+        .annotate(n=Count("pk"))
+        .values_list("bank", "n")
     )
     return [
         BankOverview(
@@ -107,12 +110,12 @@ class GraphBankAdmin(BankAdmin):
     """kb's Bank admin plus links to each bank's pages and the "Propose merges" action."""
 
     list_display = (*BankAdmin.list_display, "open_proposals", "pages")
-    actions = ("propose_merges",)
+    actions = (*BankAdmin.actions, "propose_merges")
 
     def get_queryset(self, request):
         # MergeProposal.bank has no reverse accessor (related_name="+"): count in a subquery.
         pending = (
-            MergeProposal.objects.filter(bank=OuterRef("pk"), status=ProposalStatus.PENDING)
+            MergeProposal.objects.filter(bank=OuterRef("pk"), status__in=OPEN)
             .order_by()
             .values("bank")
             .annotate(n=Count("pk"))
@@ -144,11 +147,12 @@ class GraphBankAdmin(BankAdmin):
         self.message_user(
             request,
             format_html(
-                "Queued the duplicate finder for {}. Proposals appear in the {} as it finishes.",
+                "Queued the duplicate finder for {}. Its proposals (likely duplicates and unclear "
+                "pairs alike) appear in the {} as it finishes.",
                 ", ".join(b.slug for b in banks),
                 format_html(
                     '<a href="{}">proposal queue</a>',
-                    reverse("admin:graph_mergeproposal_changelist"),
+                    reverse("admin:graph_mergeproposal_changelist") + "?queue=open",
                 ),
             ),
             messages.SUCCESS,

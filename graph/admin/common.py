@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
 from graph.models import (
     Edge,
@@ -34,6 +36,22 @@ def _refuse_gone(entry: Entry, field_name: str) -> None:
 def _check_type_bank(etype: EdgeType, bank_id: int) -> None:
     if etype.bank_id not in (None, bank_id):
         raise ValidationError({"type": f"The relation {etype} belongs to another bank."})
+
+
+def taken_message(taken: list[Entry]) -> str:
+    """Names the entries a new alias would collide with, with links to them."""
+    return format_html(
+        "This name already names {}. Adding it makes the name ambiguous (resolve reads aliases "
+        "before titles). Tick “add anyway” to add it regardless.",
+        format_html_join(
+            ", ",
+            '<a href="{}">{} · {} · {}</a>',
+            (
+                (reverse("admin:kb_entry_change", args=[e.pk]), e.title, e.kind.name, e.short_id)
+                for e in taken
+            ),
+        ),
+    )
 
 
 class NoHistoryRevertMixin:

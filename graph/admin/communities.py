@@ -7,6 +7,7 @@ from django.contrib import admin
 from graph.models import (
     Community,
 )
+from kb.admin_filters import BankFilter
 
 
 @admin.register(Community)
@@ -14,7 +15,7 @@ class CommunityAdmin(admin.ModelAdmin):
     """Communities are computed (``build_communities``): read-only here."""
 
     list_display = ("label", "bank", "size", "computed_at")
-    list_filter = ("bank",)
+    list_filter = (BankFilter,)
     search_fields = ("label", "summary", "terms")
     exclude = ("embedding",)
 

@@ -32,7 +32,7 @@ from graph.models import (
     EdgeSource,
     EdgeType,
 )
-from kb.admin import KindBankFilter
+from kb.admin_filters import BankFilter
 from kb.errors import KbError
 
 # --- Edge types -------------------------------------------------------------------------------
@@ -51,7 +51,13 @@ class EdgeTypeAdmin(admin.ModelAdmin):
         "neighbor_priority",
         "workflow_role",
     )
-    list_filter = (KindBankFilter, "fold_role", "transitive", "workflow_role")
+    list_filter = (
+        BankFilter,
+        ("bank", admin.EmptyFieldListFilter),
+        "fold_role",
+        "transitive",
+        "workflow_role",
+    )
     list_select_related = ("bank",)
     search_fields = ("name", "inverse", "description", "bank__slug")
     ordering = ("bank__slug", "name")
@@ -253,7 +259,7 @@ class EdgeAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
         "invalidated_at",
     )
     list_display_links = ("id",)
-    list_filter = ("type", "source", HasNoteFilter, EdgeStateFilter, "bank")
+    list_filter = (BankFilter, "type", "source", HasNoteFilter, EdgeStateFilter)
     list_select_related = ("bank", "type", "from_entry", "to_entry")
     search_fields = (
         "note",

@@ -18,7 +18,8 @@ from django.contrib import admin, messages
 from django.contrib.admin.views.autocomplete import AutocompleteJsonView
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Q
+from django.db.models import Case, Exists, IntegerField, OuterRef, Q, Value, When
+from django.db.models.functions import Length
 from django.forms.models import BaseInlineFormSet
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -30,6 +31,7 @@ from graph.admin.common import (
     NoHistoryRevertMixin,
     _check_type_bank,
     _refuse_gone,
+    taken_message,
 )
 from graph.admin.entry_actions import EntryCurationActions
 from graph.curation.timeline import entry_timeline
@@ -42,6 +44,7 @@ from graph.models import (
 )
 from graph.resolution import aliases as alias_service
 from kb.admin import EntryAdmin
+from kb.admin_filters import as_pk
 from kb.errors import KbError
 from kb.models import Entry
 
@@ -117,7 +120,10 @@ class NewIncomingEdgeForm(NewEdgeForm):
 
 
 class NewAliasForm(forms.ModelForm):
-    """An extra alias row, written by ``add_alias`` when the entry is saved."""
+    """An extra alias row, written by ``add_alias`` when the entry is saved. A name that
+    already names another entry (title or alias) is refused until "add anyway" is ticked."""
+
+    add_anyway = forms.BooleanField(required=False, label="add anyway")
 
     def __init__(self, *args, parent: Entry | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -130,6 +136,15 @@ class NewAliasForm(forms.ModelForm):
             if not norm:
                 raise ValidationError("An alias needs letters or digits.")
         return surface
+
+    def clean(self):
+        data = super().clean()
+        surface = data.get("surface")
+        if self.instance.pk is None and self.parent is not None and surface:
+            taken = alias_service.names_taken(self.parent.bank, self.parent, surface)
+            if taken and not data.get("add_anyway"):
+                self.add_error("surface", taken_message(taken))
+        return data
 
     def write(self, entry: Entry) -> Alias:
         return alias_service.add_alias(
@@ -234,8 +249,20 @@ class IncomingEdgeInline(OutgoingEdgeInline):
 class AliasInline(ServiceInline):
     model = Alias
     form = NewAliasForm
-    fields = ("surface", "alias_source", "alias_added")
-    readonly_fields = ("alias_source", "alias_added")
+    fields = ("surface", "add_anyway", "alias_source", "alias_added", "remove_link")
+    readonly_fields = ("alias_source", "alias_added", "remove_link")
+
+    @admin.display(description="add anyway")
+    def add_anyway(self, obj: Alias) -> str:
+        return ""  # a choice made when adding; saved aliases show nothing here
+
+    @admin.display(description="")
+    def remove_link(self, obj: Alias) -> str:
+        if obj is None or obj.pk is None:
+            return ""
+        url = reverse("admin:graph_alias_delete", args=[obj.pk])
+        back = reverse("admin:kb_entry_change", args=[obj.entry_id])
+        return format_html('<a class="button" href="{}?next={}">Remove…</a>', url, back)
 
     @admin.display(description="source")
     def alias_source(self, obj: Alias) -> str:
@@ -278,14 +305,15 @@ class GraphEntryAdmin(EntryCurationActions, NoHistoryRevertMixin, EntryAdmin):
             super().save_formset(request, form, formset, change)
 
     def get_search_results(self, request, queryset, search_term):
-        queryset, distinct = super().get_search_results(request, queryset, search_term)
-        if request.GET.get("app_label") == "graph":  # autocomplete for an edge or alias end
-            queryset = queryset.exclude(status__in=GONE)
-            bank = request.GET.get("bank", "")
-            if bank.isdigit():  # a picker on an entry's page: that entry's bank only
-                queryset = queryset.filter(bank_id=int(bank))
-            queryset = queryset.select_related("kind")
-        return queryset, distinct
+        if request.GET.get("app_label") != "graph":
+            return super().get_search_results(request, queryset, search_term)
+        # An entry picker (an edge end, an alias's entry, a proposal's end): live entries of
+        # the bank, best match first (exact name, then prefix, then all words).
+        queryset = queryset.exclude(status__in=GONE)
+        bank = as_pk(request.GET.get("bank"))
+        if bank is not None:  # a picker on an entry's page: that entry's bank only
+            queryset = queryset.filter(bank_id=bank)
+        return ranked_matches(queryset, search_term).select_related("kind", "bank"), False
 
     def history_view(self, request, object_id, extra_context=None):
         """One timeline: the entry's versions, its edges and its aliases, grouped by the
@@ -303,6 +331,41 @@ class GraphEntryAdmin(EntryCurationActions, NoHistoryRevertMixin, EntryAdmin):
         return TemplateResponse(request, "admin/graph/entry/timeline.html", context)
 
 
+def ranked_matches(queryset, term: str):
+    """Entries of ``queryset`` matching ``term``, ranked: 0 an exact title, alias, id or key;
+    1 a title or alias starting with it; 2 a title holding every word; shorter titles first
+    within a rank. An empty term lists by title."""
+    term = (term or "").strip()
+    if not term:
+        return queryset.order_by("title")
+    norm = alias_service.normalize(term)
+    aliases = Alias.objects.filter(entry=OuterRef("pk"))
+    every_word = Q()
+    for word in term.split():
+        every_word &= Q(title__icontains=word)
+    exact = (
+        Q(title__iexact=term)
+        | Q(short_id__iexact=term)
+        | Q(key__iexact=term)
+        | Exists(aliases.filter(normalized=norm))
+    )
+    prefix = Q(title__istartswith=term) | Exists(aliases.filter(normalized__startswith=norm))
+    matching = queryset.filter(
+        every_word
+        | Q(short_id__iexact=term)
+        | Q(key__iexact=term)
+        | Exists(aliases.filter(normalized__startswith=norm) if norm else aliases.none())
+    )
+    rank = Case(
+        When(exact, then=Value(0)),
+        When(prefix, then=Value(1)),
+        When(every_word, then=Value(2)),
+        default=Value(3),
+        output_field=IntegerField(),
+    )
+    return matching.annotate(match_rank=rank).order_by("match_rank", Length("title"), "title")
+
+
 class EntryAutocomplete(AutocompleteJsonView):
     """Autocomplete answers that name an entry by title, kind and id (pickers must show which
     entry they mean; other models keep Django's text)."""
@@ -310,7 +373,7 @@ class EntryAutocomplete(AutocompleteJsonView):
     def serialize_result(self, obj, to_field_name):
         result = super().serialize_result(obj, to_field_name)
         if isinstance(obj, Entry):
-            result["text"] = f"{obj.title} · {obj.kind.name} · {obj.short_id}"
+            result["text"] = f"{obj.title} · {obj.kind.name} · {obj.bank.slug} · {obj.short_id}"
         return result
 
 

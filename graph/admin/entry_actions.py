@@ -4,6 +4,8 @@ it will do first; none edits ``status`` itself."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
@@ -77,7 +79,10 @@ class EntryCurationActions:
                         ),
                         messages.SUCCESS,
                     )
-                    return HttpResponseRedirect(reverse("admin:kb_entry_changelist"))
+                    # Back to the list as it was filtered (Django's _changelist_filters).
+                    filters = request.GET.get("_changelist_filters", "")
+                    back = reverse("admin:kb_entry_changelist")
+                    return HttpResponseRedirect(f"{back}?{filters}" if filters else back)
         context = {
             **self.admin_site.each_context(request),
             "title": f"Delete {entry.short_id} “{entry.title}”",
@@ -95,7 +100,11 @@ class EntryCurationActions:
         if len(entries) != 1:
             self.message_user(request, "Select one entry to delete.", messages.WARNING)
             return None
-        return HttpResponseRedirect(reverse("admin:kb_entry_delete", args=[entries[0].pk]))
+        url = reverse("admin:kb_entry_delete", args=[entries[0].pk])
+        filters = request.GET.urlencode()
+        return HttpResponseRedirect(
+            f"{url}?{urlencode({'_changelist_filters': filters})}" if filters else url
+        )
 
     @admin.action(description="Retire (reason and evidence) …", permissions=["change"])
     def retire_selected(self, request, queryset):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.contrib.postgres.fields import ArrayField
 from django.core.exceptions import PermissionDenied
+from django.db.models import CharField, OuterRef, Subquery
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -12,6 +15,8 @@ from django.urls import path, reverse
 from graph.curation import revert
 from graph.curation.timeline import describe_revert, operation_story
 from graph.models import (
+    Alias,
+    Edge,
     EdgeType,
 )
 from kb.admin import OperationAdmin
@@ -59,11 +64,53 @@ def change_rows(op: Operation) -> list[dict]:
     return rows
 
 
+def _affected(history_model, path: str) -> Subquery:
+    """The short ids reached through ``path`` from the history rows an operation wrote."""
+    rows = (
+        history_model.objects.filter(operation_id=OuterRef("pk"))
+        .order_by()
+        .values("operation_id")
+        .annotate(ids=ArrayAgg(path, distinct=True))
+        .values("ids")[:1]
+    )
+    return Subquery(rows, output_field=ArrayField(CharField()))
+
+
 class GraphOperationAdmin(OperationAdmin):
-    """kb's read-only Operation admin plus the revert flow."""
+    """kb's read-only Operation admin plus the revert flow and the entries each touched."""
 
     change_form_template = "admin/graph/operation/change_form.html"
     actions = ("revert_selected",)
+    list_display = ("id", "kind", "reason", "affected", "bank", "actor", "created_at")
+    AFFECTED_SHOWN = 6
+
+    def get_queryset(self, request):
+        # Three subqueries in the list's one statement: entries changed, and the two ends of
+        # the edges and the entries of the aliases the operation wrote.
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                affected_entries=_affected(Entry.history.model, "short_id"),
+                affected_from=_affected(Edge.history.model, "from_entry__short_id"),
+                affected_to=_affected(Edge.history.model, "to_entry__short_id"),
+                affected_alias=_affected(Alias.history.model, "entry__short_id"),
+            )
+        )
+
+    @admin.display(description="affected entries")
+    def affected(self, obj: Operation) -> str:
+        ids = sorted(
+            {
+                i
+                for name in ("affected_entries", "affected_from", "affected_to", "affected_alias")
+                for i in (getattr(obj, name, None) or [])
+                if i
+            }
+        )
+        shown = ", ".join(ids[: self.AFFECTED_SHOWN])
+        more = len(ids) - self.AFFECTED_SHOWN
+        return f"{shown} and {more} more" if more > 0 else (shown or "—")
 
     def has_revert_permission(self, request):
         return request.user.has_perm("kb.change_entry")

@@ -13,12 +13,13 @@ from graph.admin.common import (
     GONE,
 )
 from graph.admin.merge import edges_table
-from graph.curation.decisions import decide_proposal
+from graph.curation.decisions import OPEN, decide_proposal
 from graph.curation.merge import plan_merge
 from graph.models import (
     MergeProposal,
     ProposalStatus,
 )
+from kb.admin_filters import BankFilter
 from kb.errors import KbError
 
 # --- Merge proposals: the review queue ---------------------------------------------------------
@@ -32,10 +33,52 @@ def _shown(value) -> str:
     return "—" if value is None or value == "" else str(value)
 
 
+class QueueFilter(admin.SimpleListFilter):
+    """The review queue: "open" is every proposal awaiting a decision, whether the finder
+    queued it as a likely duplicate (pending) or as unclear (a person must judge it)."""
+
+    title = "queue"
+    parameter_name = "queue"
+
+    def lookups(self, request, model_admin):
+        return [("open", "open (pending or unclear)"), ("decided", "decided")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "open":
+            return queryset.filter(status__in=OPEN)
+        if self.value() == "decided":
+            return queryset.exclude(status__in=OPEN)
+        return queryset
+
+
+def reasons_in_words(reasons: dict) -> list[str]:
+    """The duplicate finder's evidence as sentences a curator can weigh."""
+    lines = []
+    if reasons.get("verdict"):
+        lines.append(f"Verdict: {reasons['verdict']}.")
+    if isinstance(reasons.get("cosine"), int | float):
+        lines.append(f"The texts are {reasons['cosine']:.0%} alike (embedding cosine).")
+    if isinstance(reasons.get("name_similarity"), int | float):
+        lines.append(f"The titles are {reasons['name_similarity']:.0%} alike.")
+    if reasons.get("shared_neighbours"):
+        lines.append(f"They share {reasons['shared_neighbours']} connected entries.")
+    if reasons.get("shared_tokens"):
+        lines.append("Both titles contain: " + ", ".join(reasons["shared_tokens"]) + ".")
+    if reasons.get("linked_as"):
+        lines.append(
+            "Already linked as " + ", ".join(reasons["linked_as"]) + ": likely two things."
+        )
+    decision = reasons.get("decision")
+    if isinstance(decision, dict) and decision.get("decision"):
+        said = f": {decision['reason']}" if decision.get("reason") else ""
+        lines.append(f"Decided {decision['decision']}{said}.")
+    return lines
+
+
 @admin.register(MergeProposal)
 class MergeProposalAdmin(admin.ModelAdmin):
-    list_display = ("id", "keep", "away", "score", "status", "created_at", "decided_by")
-    list_filter = ("status", "bank")
+    list_display = ("pair", "keep", "away", "score", "status", "created_at", "decided_by")
+    list_filter = (BankFilter, QueueFilter, "status")
     list_select_related = ("keep", "away", "bank")
     search_fields = ("keep__short_id", "keep__title", "away__short_id", "away__title")
     readonly_fields = (
@@ -43,7 +86,6 @@ class MergeProposalAdmin(admin.ModelAdmin):
         "keep",
         "away",
         "score",
-        "reasons",
         "status",
         "decided_by",
         "decided_at",
@@ -55,6 +97,10 @@ class MergeProposalAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # proposals come from the similarity job
+
+    @admin.display(description="proposal", ordering="pk")
+    def pair(self, obj: MergeProposal) -> str:
+        return f"“{obj.away.title}” into “{obj.keep.title}”"
 
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request)
@@ -79,6 +125,8 @@ class MergeProposalAdmin(admin.ModelAdmin):
         extra = dict(extra_context or {})
         if proposal is not None:
             keep, away = proposal.keep, proposal.away
+            extra["why"] = reasons_in_words(proposal.reasons or {})
+            extra["title"] = f"Merge “{away.title}” into “{keep.title}”?"
             extra["side_by_side"] = [
                 (name, _shown(getattr(keep, name)), _shown(getattr(away, name)))
                 for name in SIDE_BY_SIDE

@@ -352,7 +352,6 @@ def stats_page(request, bank: str):
             **admin.site.each_context(request),
             "title": f"Graph statistics — {bank_obj.name}",
             "bank": bank_obj,
-            "banks": Bank.objects.order_by("slug"),
             "stats": data,
             "charts": charts,
             "start": start or "",

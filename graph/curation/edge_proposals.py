@@ -188,6 +188,22 @@ def decide_edge_proposal(
     return Decision(proposal, edge, op)
 
 
+def band_proposals(
+    bank: Bank, lo: float, hi: float, ids: list[int] | None = None
+) -> QuerySet[EdgeProposal]:
+    """What :func:`accept_band` would accept (open, both ends resolved, confidence in
+    [``lo``, ``hi``], optionally only ``ids``): the admin previews exactly this set."""
+    qs = EdgeProposal.objects.filter(
+        bank=bank,
+        status=EdgeProposalStatus.OPEN,
+        confidence__gte=lo,
+        confidence__lte=hi,
+        from_entry__isnull=False,
+        to_entry__isnull=False,
+    )
+    return qs.filter(pk__in=ids) if ids is not None else qs
+
+
 def accept_band(
     bank: Bank,
     *,
@@ -214,16 +230,7 @@ def accept_band(
             code="invalid_input",
             fields={"min_confidence": "Out of range."},
         )
-    qs = EdgeProposal.objects.filter(
-        bank=bank,
-        status=EdgeProposalStatus.OPEN,
-        confidence__gte=lo,
-        confidence__lte=hi,
-        from_entry__isnull=False,
-        to_entry__isnull=False,
-    )
-    if ids is not None:
-        qs = qs.filter(pk__in=ids)
+    qs = band_proposals(bank, lo, hi, ids)
     result = BulkAccept()
     pks = list(qs.order_by("-confidence", "pk").values_list("pk", flat=True))
     if not pks:

@@ -12,6 +12,7 @@ from graph.curation.setwise_revert import (
     touched_entries,
 )
 from graph.edges.links import _require_reason, lock_entries
+from graph.models import EdgeProposal, EdgeProposalStatus, MergeProposal, ProposalStatus
 from kb import audit
 from kb.errors import Conflict, NotFound
 from kb.models import Bank, Operation, OperationKind
@@ -97,8 +98,44 @@ def revert_operation(
         apply_revert(plan)
         op.reverted_by = new_op
         op.save(update_fields=["reverted_by"])
-        audit.record(new_op, reverted=op.pk, rows=len(plan.rows), forced=bool(plan.conflicts))
+        reopened = reopen_decided_proposals(op, new_op)
+        audit.record(
+            new_op,
+            reverted=op.pk,
+            rows=len(plan.rows),
+            forced=bool(plan.conflicts),
+            **({"reopened_proposals": reopened} if reopened else {}),
+        )
     return RevertResult(new_op, op, len(plan.rows))
+
+
+def reopen_decided_proposals(op: Operation, revert_op: Operation) -> dict[str, list[int]]:
+    """Proposals whose acceptance ``op`` was (edge proposals it accepted, merge proposals it
+    approved) go back to the review queue: the edges or the merge they caused are undone, so
+    the question is open again."""
+    note = f"reopened: operation {op.pk} was reverted by operation {revert_op.pk}"
+    edge_ids = list(
+        EdgeProposal.objects.filter(operation=op, status=EdgeProposalStatus.ACCEPTED).values_list(
+            "pk", flat=True
+        )
+    )
+    EdgeProposal.objects.filter(pk__in=edge_ids).update(
+        status=EdgeProposalStatus.OPEN,
+        edge=None,
+        operation=None,
+        decided_by="",
+        decided_at=None,
+        decision_reason=note,
+    )
+    merge_ids = list(
+        MergeProposal.objects.filter(operation=op, status=ProposalStatus.APPROVED).values_list(
+            "pk", flat=True
+        )
+    )
+    MergeProposal.objects.filter(pk__in=merge_ids).update(
+        status=ProposalStatus.PENDING, operation=None, decided_by="", decided_at=None
+    )
+    return {name: ids for name, ids in (("edge", edge_ids), ("merge", merge_ids)) if ids}
 
 
 def operation_changes(op: Operation) -> list[dict]:

@@ -43,4 +43,4 @@ class MergeProposal(BankOwned):
         ]
 
     def __str__(self) -> str:
-        return f"{self.keep_id} ⇐ {self.away_id} ({self.score:.2f})"
+        return f"“{self.away.title}” into “{self.keep.title}” ({self.score:.2f})"

@@ -46,7 +46,14 @@ def add_alias(
             fields={"alias": "Too long."},
         )
     norm = normalize(surface)
-    with audit.operation(bank, OperationKind.LINK, actor=actor, alias=surface) as op:
+    with audit.operation(
+        bank,
+        OperationKind.ALIAS,
+        reason=f"alias “{surface.strip()}” added to {entry.short_id}",
+        actor=actor,
+        alias=surface,
+        entry=entry.short_id,
+    ) as op:
         existing = Alias.objects.filter(bank=bank, normalized=norm, entry=entry).first()
         if existing is not None:
             return existing  # a form may name several entries, but each pair only once
@@ -60,6 +67,29 @@ def add_alias(
         )
 
 
+def names_taken(bank: Bank, entry: Entry, surface: str) -> list[Entry]:
+    """The other current entries ``surface`` already names, by title or by alias: adding it
+    to ``entry`` would make the name ambiguous (or steal it, since resolve reads aliases
+    before titles). The admin asks for a confirmation naming them."""
+    norm = normalize(surface) if isinstance(surface, str) else ""
+    if not norm:
+        return []
+    gone = (EntryStatus.DELETED, EntryStatus.MERGED)
+    by_alias = Alias.objects.filter(bank=bank, normalized=norm).values("entry_id")
+    words = [w for w in norm.split() if w]
+    titled = Entry.objects.filter(bank=bank)
+    for word in words:  # narrow in SQL, compare normalised titles exactly in Python
+        titled = titled.filter(title__icontains=word)
+    candidates = Entry.objects.filter(bank=bank, pk__in=by_alias) | Entry.objects.filter(
+        pk__in=titled.values("pk")[:200]
+    )
+    found = (
+        candidates.exclude(pk=entry.pk).exclude(status__in=gone).select_related("kind").distinct()
+    )
+    alias_named = set(by_alias.values_list("entry_id", flat=True))
+    return [e for e in found if e.pk in alias_named or normalize(e.title) == norm]
+
+
 def remove_alias(
     bank: Bank, entry: Entry, surface: str, *, reason: str = "", actor: str | None = None
 ) -> Alias:
@@ -71,8 +101,8 @@ def remove_alias(
         raise NotFound(f"{surface!r} is not an alias of {entry.short_id}.", code="alias_not_found")
     with audit.operation(
         bank,
-        OperationKind.UNLINK,
-        reason=reason or "alias removed",
+        OperationKind.UNALIAS,
+        reason=reason or f"alias “{alias.surface}” removed from {entry.short_id}",
         actor=actor,
         entry=entry.short_id,
         alias=alias.surface,

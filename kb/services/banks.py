@@ -1,11 +1,14 @@
-"""Banks: creating them idempotently."""
+"""Banks: creating them idempotently, archiving and restoring them."""
 
 from __future__ import annotations
 
 import re
 
+from django.utils import timezone
+
+from kb import audit
 from kb.errors import InvalidInput
-from kb.models import Bank, BankKind
+from kb.models import Bank, BankKind, Operation, OperationKind
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
@@ -26,3 +29,21 @@ def ensure_bank(
     return Bank.objects.get_or_create(
         slug=slug, defaults={"name": name or slug.replace("-", " ").title(), "kind": kind}
     )
+
+
+def set_archived(
+    bank: Bank, archived: bool, *, reason: str = "", actor: str | None = None
+) -> Operation | None:
+    """Archive (or restore) ``bank`` as one audited operation. Archiving keeps every row and
+    every token working; it takes the bank out of the bank lists, switchers and filters so a
+    site with hundreds of banks lists the ones in use. Archiving an archived bank (or
+    restoring a live one) changes nothing and answers ``None``."""
+    if (bank.archived_at is not None) == archived:
+        return None
+    kind = OperationKind.ARCHIVE if archived else OperationKind.UNARCHIVE
+    default = f"{'archived' if archived else 'restored'} bank {bank.slug}"
+    with audit.operation(bank, kind, reason=reason or default, actor=actor) as op:
+        bank.archived_at = timezone.now() if archived else None
+        bank.save(update_fields=["archived_at"])
+        audit.record(op, archived=archived)
+    return op

@@ -51,7 +51,7 @@ def test_queue_lists_proposals_and_filters_by_band(admin_client, bank, doc):
     assert [p.to_text for p in unresolved.context["cl"].result_list] == ["Porter Pool"]
 
 
-def test_accept_and_reject_actions_call_the_service(admin_client, bank, doc):
+def test_accept_action_previews_then_accepts_and_revert_reopens(admin_client, bank, doc):
     extract_edges(bank, entries=[doc.short_id])
     changelist = reverse("admin:graph_edgeproposal_changelist")
     requires = EdgeProposal.objects.get(bank=bank, type__name="requires", to_entry__isnull=False)
@@ -61,12 +61,29 @@ def test_accept_and_reject_actions_call_the_service(admin_client, bank, doc):
         {"action": "accept_selected", ACTION_CHECKBOX_NAME: [requires.pk, unresolved.pk]},
         follow=True,
     )
-    text = " ".join(messages_of(response))
-    assert "Accepted 1 proposal(s)" in text and "unresolved end" in text
+    # The preview: how many and which, nothing written yet; the unresolved one is pointed to.
+    assert "unresolved end" in " ".join(messages_of(response))
+    assert response.context["preview"]["count"] == 1
+    assert [p.pk for p in response.context["preview"]["rows"]] == [requires.pk]
+    assert not Edge.objects.filter(bank=bank).exists()
+    url = reverse("admin:graph_edgeproposal_accept_band")
+    form = {"bank": bank.slug, "min_confidence": "0", "max_confidence": "1"}
+    form["ids"] = f"{requires.pk},{unresolved.pk}"
+    refused = admin_client.post(url, {**form, "_confirm": "1"})
+    assert refused.status_code == 200 and "reason" in refused.context["form"].errors
+    response = admin_client.post(url, {**form, "reason": "checked", "_confirm": "1"}, follow=True)
+    assert "Accepted 1 proposal(s)" in " ".join(messages_of(response))
     edge = Edge.objects.get(bank=bank)
     assert edge.source == EdgeSource.EXTRACTED and edge.evidence["quote"] == requires.span
     requires.refresh_from_db()
     assert requires.status == "accepted" and requires.operation_id is not None
+
+    # Reverting the batch returns its proposal to the queue (no "accepted" without an edge).
+    from graph.curation.revert import revert_operation
+
+    revert_operation(bank, requires.operation_id, "wrong batch")
+    requires.refresh_from_db()
+    assert (requires.status, requires.edge_id, requires.operation_id) == ("open", None, None)
 
     admin_client.post(
         changelist, {"action": "reject_selected", ACTION_CHECKBOX_NAME: [unresolved.pk]}
@@ -75,14 +92,32 @@ def test_accept_and_reject_actions_call_the_service(admin_client, bank, doc):
     assert unresolved.status == "rejected" and unresolved.decided_by.startswith("staff:")
 
 
-def test_band_page_accepts_the_band_as_one_operation(admin_client, bank, doc):
+def test_review_page_accepts_an_unresolved_end_with_the_picker(admin_client, bank, doc, make_entry):
+    extract_edges(bank, entries=[doc.short_id])
+    porters = make_entry("Porter Pool", kind="team", content="Moves patients.")
+    unresolved = EdgeProposal.objects.get(bank=bank, to_entry__isnull=True)
+    page = admin_client.get(reverse("admin:graph_edgeproposal_change", args=[unresolved.pk]))
+    body = page.content.decode()
+    assert page.status_code == 200 and unresolved.span in body and "Accept (write the edge)" in body
+    assert f"autocomplete/?bank={bank.pk}" in body  # the edge picker, scoped to the bank
+    decide = reverse("admin:graph_edgeproposal_decide", args=[unresolved.pk])
+    missing = admin_client.post(decide, {"_accept": "1"})
+    assert missing.status_code == 200 and "did not resolve" in missing.content.decode()
+    done = admin_client.post(decide, {"_accept": "1", "to_entry": porters.pk, "reason": "yes"})
+    assert done.status_code == 302
+    unresolved.refresh_from_db()
+    assert unresolved.status == "accepted" and unresolved.edge.to_entry_id == porters.pk
+
+
+def test_band_page_previews_then_accepts_the_band_as_one_operation(admin_client, bank, doc):
     extract_edges(bank, entries=[doc.short_id])
     url = reverse("admin:graph_edgeproposal_accept_band")
     assert admin_client.get(url).status_code == 200
     before = Operation.objects.count()
-    response = admin_client.post(
-        url, {"bank": bank.pk, "min_confidence": "0.85", "max_confidence": "1", "reason": "ok"}
-    )
+    band = {"bank": bank.slug, "min_confidence": "0.85", "max_confidence": "1"}
+    preview = admin_client.post(url, {**band, "_preview": "1"})
+    assert preview.context["preview"]["count"] == 2 and Operation.objects.count() == before
+    response = admin_client.post(url, {**band, "reason": "ok", "_confirm": "1"})
     assert response.status_code == 302
     assert Edge.objects.filter(bank=bank, source=EdgeSource.EXTRACTED).count() == 2
     assert Operation.objects.count() == before + 1

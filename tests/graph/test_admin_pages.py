@@ -58,7 +58,7 @@ def test_admin_home_lists_banks_with_counts_and_links(admin_client, bank, make_e
         assert url in body, url
     from graph.admin.banks import bank_overview
 
-    row = next(r for r in bank_overview() if r.bank == bank)
+    row = next(r for r in bank_overview([bank]) if r.bank == bank)
     assert (row.entries, row.edges, row.open_proposals) == (2, 1, 0)
 
 
@@ -67,8 +67,12 @@ def test_landing_page_leads_somewhere(client, admin_client, bank):
     assert anonymous.status_code == 200
     assert reverse("admin:index") in anonymous.content.decode()
     assert "/explorer/acme/" not in anonymous.content.decode()  # no bank names for strangers
-    staff = admin_client.get("/")
-    assert "/explorer/acme/" in staff.content.decode()
+    assert reverse("bank-switch") not in anonymous.content.decode()
+    staff = admin_client.get("/").content.decode()
+    # One search box (with the slugs as suggestions), not a link per bank.
+    assert reverse("bank-switch") in staff and '<option value="acme">' in staff
+    jump = admin_client.get(reverse("bank-switch"), {"q": "acme", "to": "explorer"})
+    assert jump.status_code == 302 and jump["Location"] == "/explorer/acme/"
 
 
 def test_entry_pickers_are_scoped_to_the_entrys_bank(admin_client, bank, make_entry):

@@ -124,12 +124,14 @@ def test_kind_filter_core_and_bank(admin_client, bank):
     own = EntryKind.objects.create(bank=bank, name="runbook")
     url = reverse("admin:kb_entrykind_changelist")
 
-    core = admin_client.get(url, {"bank": "core"}).context["cl"].result_list
+    core = admin_client.get(url, {"bank__isempty": "1"}).context["cl"].result_list
     assert own not in core
     assert EntryKind.objects.get(bank=None, name="fact") in core
 
-    banked = admin_client.get(url, {"bank": str(bank.pk)}).context["cl"].result_list
+    banked = admin_client.get(url, {"bank__id__exact": str(bank.pk)}).context["cl"].result_list
     assert list(banked) == [own]
+    typed = admin_client.get(url, {"bank_slug": bank.slug}).context["cl"].result_list
+    assert list(typed) == [own]  # the filter's search box takes a slug
 
 
 def test_kind_autocomplete_works(admin_client, entry):
@@ -303,7 +305,8 @@ def test_token_add_shows_raw_token_once_and_stores_only_hash(admin_client, bank)
 
     token_messages = [m for m in messages_of(response) if "kb_" in m]
     assert len(token_messages) == 1
-    assert "Copy it now; it is not shown again: kb_" in token_messages[0]
+    assert "Copy it now; it is not shown again: <code" in token_messages[0]
+    assert 'data-copy="kb-secret"' in token_messages[0]  # the Copy button (kb/copy.js)
     raw = re.search(r"(kb_[A-Za-z0-9_\-]+)", token_messages[0]).group(1)
     assert response.content.decode().count(raw) == 1
 
@@ -371,9 +374,16 @@ def test_token_revoke_action(admin_client, bank):
     from kb.services.tokens import create_token
 
     token, _raw = create_token("bot", [bank], ["read"])
-    response = admin_client.post(
+    asked = admin_client.post(
         reverse("admin:kb_agenttoken_changelist"),
         {"action": "revoke", "_selected_action": [str(token.pk)]},
+    )
+    assert asked.status_code == 200 and "Revoke 1 token" in asked.content.decode()
+    token.refresh_from_db()
+    assert token.revoked_at is None  # nothing happens before the confirmation
+    response = admin_client.post(
+        reverse("admin:kb_agenttoken_changelist"),
+        {"action": "revoke", "_selected_action": [str(token.pk)], "confirmed": "yes"},
     )
     assert response.status_code == 302
     token.refresh_from_db()

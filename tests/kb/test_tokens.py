@@ -111,7 +111,7 @@ def test_admin_revoke_action_and_state_filter(admin_client, bank):
     token, raw = create_token("admin-made", [bank], "read")
     response = admin_client.post(
         "/admin/kb/agenttoken/",
-        {"action": "revoke", "_selected_action": [token.pk]},
+        {"action": "revoke", "_selected_action": [token.pk], "confirmed": "yes"},
         follow=True,
     )
     assert response.status_code == 200

@@ -66,3 +66,17 @@ def test_overview_of_the_demo_bank(business):
         "Employee offboarding": 3,
         "Order to cash": 3,
     }
+
+
+def test_decision_branches_are_labelled_in_the_drawing(business):
+    from workflows.services.diagram import render_diagram
+    from workflows.services.subgraph import branch_words, load_process_graph
+
+    process = find_process(business, "process:order-to-cash")
+    graph = load_process_graph(business, process)
+    svg = render_diagram(graph, [], link_base="/p/").svg
+    # The demo's decision edges carry "Yes: …" / "No: …" notes: the branches read Yes / No.
+    assert ">Yes</text>" in svg and ">No</text>" in svg
+    assert branch_words("", "Yes: payment received by the due date.") == "Yes"
+    assert branch_words("approved", "whatever") == "approved"
+    assert branch_words("", "the order goes on to be confirmed") == "the order goes on…"

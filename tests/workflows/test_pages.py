@@ -178,6 +178,20 @@ def test_actions_change_status_assign_and_comment_with_csrf(holey, manager):
         url, {"action": "acknowledge", "csrfmiddlewaretoken": token}, follow=True
     )
     assert "already acknowledged" in response.content.decode()
+    # Accepting the risk asks why first; with a reason it closes, and the drawing stops
+    # showing the entry as a hole.
+    refused = client.post(url, {"action": "accept", "csrfmiddlewaretoken": token}, follow=True)
+    assert "say why in the comment box" in refused.content.decode()
+    finding.refresh_from_db()
+    assert finding.status == "acknowledged"
+    client.post(
+        url,
+        {"action": "accept", "comment": "Ships are counted by hand.", "csrfmiddlewaretoken": token},
+    )
+    finding.refresh_from_db()
+    assert finding.status == "accepted"
+    page = client.get(urls(holey)["process"]).content.decode()
+    assert f'href="#finding-{finding.pk}"' not in page.split('<h2 id="findings"')[0]
     assert (
         client.post(
             urls(holey)["process"] + "findings/999999",

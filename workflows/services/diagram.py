@@ -134,9 +134,11 @@ def _wrap(text: str, width: int = LINE_CHARS, lines: int = 3) -> list[str]:
 
 
 def _findings_by_entry(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """Entries with a finding still to act on: resolved findings and findings whose risk a
+    manager accepted leave the drawing's red (they stay listed in the table)."""
     by_entry: dict[str, list[Finding]] = {}
     for finding in findings:
-        if finding.status == FindingStatus.RESOLVED:
+        if finding.status in (FindingStatus.RESOLVED, FindingStatus.ACCEPTED):
             continue
         for short_id in finding.entries:
             by_entry.setdefault(short_id, []).append(finding)
@@ -262,12 +264,15 @@ def build_dot(
                 continue
             src, dst = graph.nodes[pk].short_id, node.short_id
             in_loop = src in loop_nodes and dst in loop_nodes
+            decision = graph.nodes[pk].is_decision
+            branch = graph.branch_labels.get((pk, target), "") if decision else ""
             dot.edge(
                 f"n{pk}",
                 f"n{target}",
                 color=COLORS["hole"] if in_loop else COLORS["edge"],
                 penwidth="1.8" if in_loop else "1.3",
                 constraint="false" if (pk, target) in backs else "true",
+                **({"label": branch, "fontsize": "9"} if branch else {}),
             )
 
     artifacts: set[int] = set()

@@ -119,8 +119,8 @@ def unproduced_requirement(graph: ProcessGraph) -> list[Gap]:
         message = (
             f"'{node.title}' is required by {_names(users)} but no step produces it and it is "
             "not marked as coming from outside: the work can stall waiting for it. Add the "
-            "step that produces it (produces), or mark it external (metadata.external = true) "
-            "if it arrives from outside the process."
+            "step that produces it, or mark it as coming from outside the process if that is "
+            "where it comes from."
         )
         gaps.append(
             Gap(
@@ -143,7 +143,7 @@ def unowned_step(graph: ProcessGraph) -> list[Gap]:
         node = graph.nodes[pk]
         message = (
             f"{node.label} has no owner: nobody is accountable for it, so it can be skipped, "
-            "delayed or done twice. Name the role or team that owns it (owned_by)."
+            "delayed or done twice. Name the role or team that owns it."
         )
         gaps.append(Gap(Rule.UNOWNED_STEP, (node.short_id,), message, Severity.LOW))
     return gaps

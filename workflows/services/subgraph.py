@@ -26,6 +26,7 @@ MEMBERSHIP_RELATION = "part_of"  # membership has no workflow role; it is the co
 PROCESS_KIND = "process"
 DECISION_KIND = "decision_point"
 STEP_KINDS = frozenset({"step", DECISION_KIND})
+BRANCH_LABEL_WORDS = 4  # a branch drawn from an edge's note shows its first words
 INACTIVE_STATUSES = (
     EntryStatus.RETIRED,
     EntryStatus.CANCELLED,
@@ -77,6 +78,20 @@ class FlowNode:
         return f"{noun} '{self.title}'"
 
 
+def branch_words(label: str | None, note: str | None) -> str:
+    """What a branch reads in the drawing: the edge's label; else a note's lead-in before a
+    colon ("Yes: paid by the due date" reads "Yes"); else the note's first words."""
+    if (label or "").strip():
+        return label.strip()
+    note = " ".join((note or "").split())
+    head, colon, _ = note.partition(":")
+    if colon and 0 < len(head.split()) <= 3:
+        return head
+    words = note.split()
+    cut = " ".join(words[:BRANCH_LABEL_WORDS])
+    return cut + ("…" if len(words) > BRANCH_LABEL_WORDS else "")
+
+
 @dataclass
 class ProcessGraph:
     """One process: its member entries, the entries its steps point at, and the flow edges."""
@@ -88,6 +103,9 @@ class ProcessGraph:
     produces: dict[int, list[int]] = field(default_factory=dict)
     owned_by: dict[int, list[int]] = field(default_factory=dict)
     produced_outside: frozenset[int] = frozenset()
+    # (from, to) of a ``precedes`` edge -> the words that label it (the edge's label, else
+    # the first words of its note): a decision's branches read "yes" / "no" in the drawing.
+    branch_labels: dict[tuple[int, int], str] = field(default_factory=dict)
 
     @cached_property
     def steps(self) -> list[int]:
@@ -211,10 +229,10 @@ def load_process_graph(bank: Bank, process: Entry) -> ProcessGraph:
         Edge.objects.filter(bank=bank, type_id__in=list(roles), from_entry_id__in=_any_of(step_ids))
         .filter(current_q())
         .order_by("id")
-        .values_list("from_entry_id", "to_entry_id", "type_id")
+        .values_list("from_entry_id", "to_entry_id", "type_id", "label", "note")
     )
     # What the steps point at outside the process (roles, shared artifacts, hand-offs).
-    outside = {target for _, target, _ in flow_rows if target not in nodes}
+    outside = {row[1] for row in flow_rows if row[1] not in nodes}
     if outside:
         outside_rows = (
             Entry.objects.filter(bank=bank, pk__in=_any_of(outside))
@@ -224,12 +242,15 @@ def load_process_graph(bank: Bank, process: Entry) -> ProcessGraph:
         )
         for pk, short_id, title, kind, metadata in outside_rows:
             nodes[pk] = _node(pk, short_id, title, kind, metadata, member=False)
-    for source, target, type_id in flow_rows:
+    for source, target, type_id, label, note in flow_rows:
         if target not in nodes:  # retired, merged or deleted
             continue
         targets = by_role[roles[type_id]][source]
         if target not in targets:  # two types with one role (core + bank) count once
             targets.append(target)
+        words = branch_words(label, note)
+        if roles[type_id] == WorkflowRole.PRECEDES and words:
+            graph.branch_labels.setdefault((source, target), words)
     graph.precedes = dict(by_role[WorkflowRole.PRECEDES])
     graph.requires = dict(by_role[WorkflowRole.REQUIRES])
     graph.produces = dict(by_role[WorkflowRole.PRODUCES])
