@@ -269,3 +269,22 @@ def provisional_position(
             base = np.array(known[other][:dim], dtype=float)
             return tuple(round(float(v), 1) for v in base + offset * SPACING)
     return tuple(round(float(v), 1) for v in offset * (extent + 4 * SPACING))
+
+
+def arrange_groups(
+    sizes: list[int], pairs: dict[tuple[int, int], float], dim: int, *, seed: int = LAYOUT_SEED
+) -> np.ndarray:
+    """Centres for groups of ``sizes`` entries (one ball each, volume growing with its size)
+    joined by ``pairs`` (index pair → edge count): a spring layout of the group graph with
+    overlaps removed. This is the community overview of a bank too large to draw whole."""
+    quotient = nx.Graph()
+    quotient.add_nodes_from(range(len(sizes)))
+    for (a, b), weight in pairs.items():
+        if a != b and 0 <= a < len(sizes) and 0 <= b < len(sizes):
+            quotient.add_edge(a, b, weight=float(weight))
+    if not sizes:
+        return np.zeros((0, dim))
+    radii = np.array([_ball_radius(s, dim) for s in sizes], dtype=float)
+    packed = float(np.sum(radii**dim)) ** (1.0 / dim) * 0.9
+    centres = _spring(quotient, dim, seed, "weight") * packed
+    return np.round(_separate(centres, radii), 1)

@@ -8,6 +8,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from graph.analytics.graph_data import DEFAULT_LIMIT, MAX_LIMIT, graph_data, parse_filters
+from graph.analytics.overview import around_view, communities_overview, community_view, parse_level
 from kb.api.auth import bank_for
 from kb.api.params import int_query
 from kb.api.views import ERRORS, BankAPIView
@@ -74,10 +75,33 @@ class GraphDataView(BankAPIView):
                 "include_backfill", bool, description="Also draw note-less backfill edges."
             ),
             int_query("limit", DEFAULT_LIMIT, 1, MAX_LIMIT, "At most this many nodes."),
+            OpenApiParameter(
+                "level",
+                str,
+                enum=["entries", "communities", "community", "around"],
+                description=(
+                    "entries (default): the whole bank. communities: one node per Louvain "
+                    "community with its size, and edge counts between them (a different "
+                    "shape: communities, links, entries, status). community (with community="
+                    "<id>) and around (with ids=<id,...>): a drill-down, laid out on request, "
+                    "in the entries shape plus level and view."
+                ),
+            ),
+            OpenApiParameter("community", int, description="With level=community."),
+            OpenApiParameter("ids", NAME_LIST, description="With level=around: entry ids."),
         ],
         responses={200: GraphDataSerializer, **ERRORS},
         summary="Graph data for pictures: nodes with cached layout positions, and links",
     )
     def get(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.READ)
-        return Response(graph_data(bank_obj, parse_filters(request.query_params)))
+        params = request.query_params
+        view = parse_level(params)
+        filters = parse_filters(params)
+        if view["level"] == "communities":
+            return Response(communities_overview(bank_obj))
+        if view["level"] == "community":
+            return Response(community_view(bank_obj, view["community"], filters))
+        if view["level"] == "around":
+            return Response(around_view(bank_obj, view["ids"], filters))
+        return Response(graph_data(bank_obj, filters))
