@@ -124,7 +124,8 @@ function countsText() {
   }
   const clusters = d.layout && d.layout.clusters ? ` · ${d.layout.clusters} clusters` : "";
   const cut = d.truncated ? " (truncated)" : "";
-  return `${state.visibleNodes.length} of ${d.nodes.length} entries${cut} · `
+  const whole = d.view ? d.view.total : d.truncated && cfg.entryCount ? cfg.entryCount : d.nodes.length;
+  return `${state.visibleNodes.length} of ${whole.toLocaleString("en")} entries${cut} · `
     + `${state.visibleLinks.length} edges${clusters}`;
 }
 
@@ -238,7 +239,9 @@ function fitAll(ms) {
   // The answer is lit inside the whole picture, so the view always frames the whole view.
   const graph = state.graph;
   if (!graph) return;
-  setTimeout(() => graph.zoomToFit(ms, 30), 30);
+  const bar = $("kbx-stagebar");
+  const pad = 30 + (bar && !bar.hidden ? bar.offsetHeight : 0); // nothing hides under the bar
+  setTimeout(() => graph.zoomToFit(ms, pad), 30);
 }
 
 function refreshStyles() {
@@ -569,6 +572,9 @@ async function openView(view, { keepAnswer = false } = {}) {
     state.overview = data;
     state.data = overviewPayload(data);
     state.byId = new Map();
+    for (const box of ["kbx-kinds", "kbx-relations", "kbx-sources"]) {
+      $(box).innerHTML = '<p class="kbx-hint">Filters apply inside a community or an answer.</p>';
+    }
   } else {
     useEntries(data);
   }
