@@ -170,9 +170,16 @@ def _arrange(
 
 
 def _place(
-    graph: nx.Graph, dim: int, seed: int, groups: list[set] | None = None, depth: int = 0
+    graph: nx.Graph,
+    dim: int,
+    seed: int,
+    groups: list[set] | None = None,
+    depth: int = 0,
+    memo: dict | None = None,
 ) -> tuple[dict, float]:
-    """Positions of ``graph``'s nodes centred on 0, and the radius of the ball they fill."""
+    """Positions of ``graph``'s nodes centred on 0, and the radius of the ball they fill.
+    ``memo`` keeps each split (node set → clusters), so the 2D pass reuses the 3D pass's
+    Louvain runs instead of repeating them."""
     n = graph.number_of_nodes()
     if (n <= LEAF_MAX and groups is None) or depth > 6:
         radius = _ball_radius(n, dim)
@@ -185,13 +192,18 @@ def _place(
             arr = _spring(graph, dim, seed, None)
         return {node: arr[i] * radius for i, node in enumerate(graph.nodes)}, radius
     if groups is None:
-        groups = clusters_of(graph, seed)
-        if len(groups) == 1:
-            groups = nx.community.louvain_communities(graph, resolution=4.0, seed=seed)
-            groups = sorted(groups, key=lambda g: (-len(g), min(g)))
+        key = frozenset(graph.nodes)
+        groups = memo.get(key) if memo is not None else None
+        if groups is None:
+            groups = clusters_of(graph, seed)
+            if len(groups) == 1:
+                groups = nx.community.louvain_communities(graph, resolution=4.0, seed=seed)
+                groups = sorted(groups, key=lambda g: (-len(g), min(g)))
+            if memo is not None:
+                memo[key] = groups
         if len(groups) == 1:
             return _place(graph, dim, seed, depth=7)
-    children = [_place(graph.subgraph(g), dim, seed, depth=depth + 1) for g in groups]
+    children = [_place(graph.subgraph(g), dim, seed, depth=depth + 1, memo=memo) for g in groups]
     radii = [radius for _, radius in children]
     centres = _arrange(groups, radii, graph, dim, seed)
     positions = {}
@@ -241,8 +253,9 @@ def compute_layout(
     # Beyond a handful of entries the picture is clusters placed as balls (constellations);
     # one spring layout of everything would crowd the connected part into the middle.
     top_groups = groups if graph.number_of_nodes() > SMALL and len(groups) > 1 else None
-    pos3, _ = _place(graph, 3, seed, top_groups)
-    pos2, _ = _place(graph, 2, seed, top_groups)
+    memo: dict = {}
+    pos3, _ = _place(graph, 3, seed, top_groups, memo=memo)
+    pos2, _ = _place(graph, 2, seed, top_groups, memo=memo)
     for node in graph.nodes:
         x, y, z = (round(float(v), 1) for v in pos3[node])
         layout.xyz[node] = (x, y, z)

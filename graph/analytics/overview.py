@@ -41,7 +41,7 @@ MAX_SEEDS = 200
 
 def drill_max() -> int:
     """Most entries a drill-down draws (it is laid out inside the request)."""
-    return int(getattr(settings, "KB_EXPLORER_DRILL_MAX", 1500))
+    return int(getattr(settings, "KB_EXPLORER_DRILL_MAX", 1000))
 
 
 def overview_min() -> int:

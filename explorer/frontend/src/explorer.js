@@ -66,7 +66,7 @@ function sizeOf(node) {
     const ball = 10.5 * node.size ** (state.mode === "3d" ? 1 / 3 : 1 / 2);
     return state.mode === "3d" ? Math.max(2, (0.5 * ball / 1.7) ** 3) : Math.max(2, (0.5 * ball / 2.2) ** 2);
   }
-  const base = 1 + Math.min(node.degree || 0, 400) * 0.6;
+  const base = 1 + Math.min(node.degree || 0, 60) * 0.6; // a hub of 20,000 edges is not a planet
   if (node.id === state.selected) return Math.max(base, 6) * 2.5;
   if (state.highlighted.size && !state.highlighted.has(node.id)) return 0.04;
   if (state.highlighted.size) return base * 1.8 + 2;
@@ -560,6 +560,14 @@ function showStageBar(view, data) {
 async function openView(view, { keepAnswer = false } = {}) {
   $("kbx-counts").textContent = "loading…";
   document.body.dataset.view = "loading";
+  const bar = $("kbx-stagebar");
+  if (view.level !== "entries") {
+    bar.hidden = false;
+    $("kbx-where").textContent = view.level === "communities"
+      ? "Loading the community overview…"
+      : "Loading and laying out this view on the server (a few seconds for a big community)…";
+    $("kbx-notice").hidden = true;
+  }
   const data = await fetchJson(viewUrl(cfg, view));
   state.view = view;
   if (!keepAnswer) {
