@@ -54,17 +54,17 @@ def main() -> None:
     _, raw = create_token("bench-explorer-large", [bank], "read")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    base = f"/api/v1/banks/{bank.slug}/graph?include_backfill=true"
+    base = f"/api/v1/banks/{bank.slug}/graph"
     biggest = Community.objects.filter(bank=bank).order_by("-size").first()
     seeds = list(
         Entry.objects.filter(bank=bank).order_by("pk").values_list("short_id", flat=True)[:30]
     )
     rows = []
-    ms, body = timed(client, f"{base}&level=communities", args.runs)
+    ms, body = timed(client, f"{base}/communities", args.runs)
     rows.append(
         ("overview", ms, f"{len(body['communities'])} communities, {body['entries']} entries")
     )
-    ms, body = timed(client, f"{base}&level=community&community={biggest.pk}", args.runs)
+    ms, body = timed(client, f"{base}/communities/{biggest.pk}?include_backfill=true", args.runs)
     rows.append(
         (
             f"largest community (cap {drill_max()})",
@@ -72,7 +72,9 @@ def main() -> None:
             f"{len(body['nodes'])} of {biggest.size} entries, {len(body['links'])} edges",
         )
     )
-    ms, body = timed(client, f"{base}&level=around&ids={','.join(seeds)}", args.runs)
+    ms, body = timed(
+        client, f"{base}/around?include_backfill=true&ids={','.join(seeds)}", args.runs
+    )
     rows.append(("30 entries and their neighbours", ms, f"{len(body['nodes'])} entries"))
     for name, ms, what in rows:
         print(f"{name:40s} {ms:9.0f} ms   {what}")

@@ -1,14 +1,14 @@
-"""Views of a bank too large to draw whole (``GET /api/v1/banks/{bank}/graph?level=...``).
+"""Views of a bank too large to draw whole (``GET /api/v1/banks/{bank}/graph/...``).
 
-- ``level=communities``: the bank's Louvain communities (``graph.analytics.communities``) as
+- ``graph/communities``: the bank's Louvain communities (``graph.analytics.communities``) as
   one node each, with its size, label and most central members, and the edge counts between
   communities; laid out in the request (a spring layout of at most ``OVERVIEW_MAX`` balls).
-- ``level=community&community=<id>``: one community's members (the most central first, at
+- ``graph/communities/<id>``: one community's members (the most central first, at
   most ``limit``) and the current edges among them, laid out in the request.
-- ``level=around&ids=<id,...>``: the given entries (a query's answer) and up to
+- ``graph/around?ids=<id,...>``: the given entries (a query's answer) and up to
   ``PER_SEED`` current neighbours of each, laid out in the request.
 
-Drill-downs answer the same shape as the whole-bank level (``nodes``, ``links``,
+Drill-downs answer the same shape as ``graph`` (``nodes``, ``links``,
 ``truncated``, ``layout``), so a client draws them the same way; none of them waits for the
 bank's cached layout, which for a very large bank may not exist yet.
 """
@@ -33,7 +33,6 @@ from kb.errors import InvalidInput, NotFound
 from kb.inputs import single_param
 from kb.models import Bank, Entry
 
-LEVELS = ("entries", "communities", "community", "around")
 OVERVIEW_MAX = 300  # communities drawn in the overview (largest first)
 PER_SEED = 12  # neighbours drawn around each entry of an answer
 MAX_SEEDS = 200
@@ -49,33 +48,16 @@ def overview_min() -> int:
     return int(getattr(settings, "KB_EXPLORER_OVERVIEW_MIN", 5000))
 
 
-def parse_level(params) -> dict:
-    """``level`` with its arguments; bad values are a 400 naming the field."""
-    level = str(single_param(params, "level") or "entries").strip().lower()
-    if level not in LEVELS:
+def parse_ids(params) -> list[str]:
+    """``ids=<id,...>``: 1 to ``MAX_SEEDS`` entry ids; anything else is a 400 naming the field."""
+    raw = str(single_param(params, "ids") or "")
+    ids = list(dict.fromkeys(i.strip() for i in raw.split(",") if i.strip()))
+    if not ids or len(ids) > MAX_SEEDS or any(len(i) > 64 for i in ids):
         raise InvalidInput(
-            f"level is one of {', '.join(LEVELS)}.", fields={"level": "unknown level"}
+            f"ids is a comma-separated list of 1 to {MAX_SEEDS} entry ids.",
+            fields={"ids": "missing or too many"},
         )
-    out: dict = {"level": level}
-    if level == "community":
-        raw = single_param(params, "community")
-        try:
-            out["community"] = int(str(raw))
-        except ValueError:
-            raise InvalidInput(
-                "level=community needs community=<id> (a whole number).",
-                fields={"community": "not an integer"},
-            ) from None
-    if level == "around":
-        raw = str(single_param(params, "ids") or "")
-        ids = list(dict.fromkeys(i.strip() for i in raw.split(",") if i.strip()))
-        if not ids or len(ids) > MAX_SEEDS or any(len(i) > 64 for i in ids):
-            raise InvalidInput(
-                f"level=around needs ids=<id,...>: 1 to {MAX_SEEDS} entry ids.",
-                fields={"ids": "missing or too many"},
-            )
-        out["ids"] = ids
-    return out
+    return ids
 
 
 def drawable_count(bank: Bank) -> int:

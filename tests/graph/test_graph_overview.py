@@ -1,4 +1,4 @@
-"""Views of a bank too large to draw whole (``GET /api/v1/banks/{bank}/graph?level=``): the
+"""Views of a bank too large to draw whole (``GET /api/v1/banks/{bank}/graph/...``): the
 community overview, a community drill-down and an answer's neighbourhood, on a generated
 clustered bank of 1,500 entries with its communities built by the real service."""
 
@@ -21,7 +21,7 @@ def large(bank, hashing_embedder):
 
 
 def test_overview_has_every_community_with_counts_and_links(client_rw, large):
-    data = client_rw.get("/api/v1/banks/acme/graph?level=communities").json()
+    data = client_rw.get("/api/v1/banks/acme/graph/communities").json()
     assert data["level"] == "communities" and data["status"] == "ready"
     assert data["entries"] == N
     rows = list(Community.objects.filter(bank=large).order_by("-size", "id"))
@@ -50,13 +50,13 @@ def test_overview_has_every_community_with_counts_and_links(client_rw, large):
 
 
 def test_overview_of_a_bank_without_communities_says_so(client_rw, bank):
-    data = client_rw.get("/api/v1/banks/acme/graph?level=communities").json()
+    data = client_rw.get("/api/v1/banks/acme/graph/communities").json()
     assert data["status"] == "missing" and data["communities"] == []
 
 
 def test_community_drill_down_is_its_members_laid_out(client_rw, large, settings):
     community = Community.objects.filter(bank=large).order_by("-size").first()
-    url = f"/api/v1/banks/acme/graph?level=community&community={community.pk}"
+    url = f"/api/v1/banks/acme/graph/communities/{community.pk}"
     data = client_rw.get(url).json()
     members = set(
         CommunityMembership.objects.filter(community=community).values_list(
@@ -82,7 +82,7 @@ def test_around_is_the_entries_and_their_neighbours(client_rw, large):
         Entry.objects.filter(bank=large, title__contains=MARKER).values_list("short_id", flat=True)
     )
     assert len(seeds) >= 3
-    data = client_rw.get(f"/api/v1/banks/acme/graph?level=around&ids={','.join(seeds)}").json()
+    data = client_rw.get(f"/api/v1/banks/acme/graph/around?ids={','.join(seeds)}").json()
     ids = {n["id"] for n in data["nodes"]}
     assert set(seeds) <= ids and len(ids) > len(seeds)
     assert data["view"]["seeds"] == seeds and data["view"]["missing"] == []
@@ -100,29 +100,30 @@ def test_around_is_the_entries_and_their_neighbours(client_rw, large):
 
 @pytest.mark.parametrize(
     "query",
-    [
-        "level=everything",
-        "level=community",
-        "level=community&community=x",
-        "level=around",
-        "level=around&ids=",
-        "level=communities&level=entries",
-    ],
+    ["around", "around?ids=", "around?ids=,,", "around?ids=a&ids=b", "communities/1?limit=0"],
 )
-def test_bad_levels_are_400(client_rw, bank, query):
-    response = client_rw.get(f"/api/v1/banks/acme/graph?{query}")
+def test_bad_drill_downs_are_400(client_rw, bank, query):
+    response = client_rw.get(f"/api/v1/banks/acme/graph/{query}")
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_input"
+
+
+def test_around_more_than_200_ids_is_400(client_rw, bank):
+    ids = ",".join(f"{i:08x}" for i in range(201))
+    response = client_rw.get(f"/api/v1/banks/acme/graph/around?ids={ids}")
+    assert response.status_code == 400 and response.json()["error"]["fields"] == {
+        "ids": "missing or too many"
+    }
 
 
 def test_drill_downs_stay_in_their_bank(client_rw, bank, other_bank, hashing_embedder):
     other = build_large_bank(other_bank.slug, 120, hashing_embedder)
     foreign = Community.objects.filter(bank=other).first()
-    response = client_rw.get(f"/api/v1/banks/acme/graph?level=community&community={foreign.pk}")
+    response = client_rw.get(f"/api/v1/banks/acme/graph/communities/{foreign.pk}")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "community_not_found"
     ids = ",".join(Entry.objects.filter(bank=other).values_list("short_id", flat=True)[:5])
-    response = client_rw.get(f"/api/v1/banks/acme/graph?level=around&ids={ids}")
+    response = client_rw.get(f"/api/v1/banks/acme/graph/around?ids={ids}")
     assert response.status_code == 404
-    overview = client_rw.get("/api/v1/banks/acme/graph?level=communities").json()
+    overview = client_rw.get("/api/v1/banks/acme/graph/communities").json()
     assert overview["communities"] == [] and overview["entries"] == 0

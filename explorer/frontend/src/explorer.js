@@ -5,6 +5,8 @@ import ForceGraph3D from "3d-force-graph";
 import ForceGraph from "force-graph";
 import { LabelLayer, shortText } from "./labels.js";
 import { overviewPayload, viewUrl, describeView } from "./views.js";
+import { answerHtml, answerIds, entryHtml, esc } from "./panel.js";
+import { buildFilterBoxes, setupSearch, tally } from "./sidebar.js";
 
 const PALETTE = [
   "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
@@ -47,12 +49,6 @@ function hasWebGL() {
   } catch (e) {
     return false;
   }
-}
-
-function esc(text) {
-  return String(text ?? "").replace(/[&<>"']/g, (c) => ({
-    "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;",
-  })[c]);
 }
 
 function colourOf(node) {
@@ -129,35 +125,7 @@ function countsText() {
     + `${state.visibleLinks.length} edges${clusters}`;
 }
 
-function buildFilterBoxes(containerId, values, set, counts) {
-  const box = $(containerId);
-  box.innerHTML = "";
-  [...values].sort().forEach((value) => {
-    set.add(value);
-    const label = document.createElement("label");
-    label.className = "kbx-check";
-    const input = document.createElement("input");
-    input.type = "checkbox";
-    input.checked = true;
-    input.dataset.value = value;
-    input.addEventListener("change", () => {
-      if (input.checked) set.add(value); else set.delete(value);
-      redraw();
-    });
-    label.append(input, ` ${value} `);
-    const count = document.createElement("span");
-    count.className = "kbx-count";
-    count.textContent = counts.get(value) || 0;
-    label.append(count);
-    box.append(label);
-  });
-}
 
-function tally(items, key) {
-  const counts = new Map();
-  items.forEach((item) => counts.set(item[key], (counts.get(item[key]) || 0) + 1));
-  return counts;
-}
 
 // --- drawing --------------------------------------------------------------------------------
 
@@ -348,70 +316,16 @@ async function selectNode(id, fly) {
   }
 }
 
-function entryLink(id, text) {
-  return `<a href="#${esc(id)}" class="kbx-go" data-id="${esc(id)}">${esc(text)}</a>`;
-}
-
 function renderEntry(entry) {
   state.titles.set(entry.id, entry.title);
   for (const e of entry.edges || []) state.titles.set(e.entry.id, e.entry.title);
-  const edges = (entry.edges || []).map((e) => `<li class="kbx-edge">`
-    + `<span class="kbx-rel">${e.direction === "out" ? "→" : "←"} ${esc(e.relation)}</span> `
-    + `${entryLink(e.entry.id, e.entry.title)}`
-    + (e.note ? `<div class="kbx-note">${esc(e.note)}</div>` : `<div class="kbx-note none">no note</div>`)
-    + `</li>`).join("");
-  const content = String(entry.content || "");
-  $("kbx-panel-body").innerHTML = `<article class="kbx-entry" data-id="${esc(entry.id)}">
-    <p class="kbx-meta">${esc(entry.kind)} · ${esc(entry.status)} · <code>${esc(entry.id)}</code></p>
-    <h2>${esc(entry.title)}</h2>
-    ${entry.summary ? `<p class="kbx-summary">${esc(entry.summary)}</p>` : ""}
-    <p class="kbx-content">${esc(content.length > 600 ? `${content.slice(0, 599)}…` : content)}</p>
-    <p><a class="kbx-button" href="${esc(cfg.adminUrl.replace("__ID__", encodeURIComponent(entry.id)))}">Open in admin</a></p>
-    <h3>Edges (${(entry.edges || []).length})</h3>
-    <ul class="kbx-edges">${edges || "<li class=\"kbx-hint\">No current edges.</li>"}</ul>
-  </article>`;
+  $("kbx-panel-body").innerHTML = entryHtml(entry, cfg.adminUrl);
 }
 
-function setupSearch() {
-  const input = $("kbx-search");
-  const list = $("kbx-search-results");
-  const show = () => {
-    const q = input.value.trim().toLowerCase();
-    list.innerHTML = "";
-    if (!q) return;
-    const hits = [];
-    for (const n of state.visibleNodes) {
-      const title = n.title.toLowerCase();
-      const at = title.indexOf(q);
-      if (at >= 0 || n.id.startsWith(q)) hits.push([at < 0 ? 0 : at, -(n.size ?? n.degree), n]);
-      if (hits.length > 400) break;
-    }
-    hits.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    hits.slice(0, 12).forEach(([, , n]) => {
-      const li = document.createElement("li");
-      li.setAttribute("role", "option");
-      li.dataset.id = n.id;
-      const what = n.size !== undefined ? `${n.size} entries` : n.kind;
-      li.innerHTML = `${esc(n.title)} <span class="kbx-count">${esc(what)}</span>`;
-      li.addEventListener("mousedown", (ev) => {
-        ev.preventDefault();
-        list.innerHTML = "";
-        input.value = n.title;
-        if (n.size !== undefined) openCommunity(n.cid); else selectNode(n.id, true);
-      });
-      list.append(li);
-    });
-  };
-  input.addEventListener("input", show);
-  input.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter") {
-      ev.preventDefault();
-      const first = list.querySelector("li");
-      if (first) first.dispatchEvent(new MouseEvent("mousedown"));
-    }
-  });
-  input.addEventListener("blur", () => setTimeout(() => { list.innerHTML = ""; }, 150));
+function renderAnswer(answer) {
+  $("kbx-panel-body").innerHTML = answerHtml(answer, titleOf);
 }
+
 
 // --- the fold answer, lit ------------------------------------------------------------------
 
@@ -421,46 +335,6 @@ function relight() {
   for (const l of state.visibleLinks) {
     if (state.highlighted.has(l.from) && state.highlighted.has(l.to)) state.litLinks.add(l.id);
   }
-}
-
-function answerIds(answer) {
-  const ids = [];
-  for (const r of answer.results || []) {
-    ids.push(r.id);
-    for (const item of r.related || []) ids.push(item.id);
-    for (const item of r.neighbors || []) ids.push(item.id);
-  }
-  return ids;
-}
-
-function pointerHtml(item) {
-  const arrow = item.direction === "out" ? "→" : "←";
-  const viaTitle = item.via ? item.via.title || titleOf(item.via.id) || item.via.id : "";
-  const via = item.via ? ` <span class="kbx-via">via ${esc(viaTitle)}</span>` : "";
-  return `<li class="kbx-pointer ${esc(item.kind)}">`
-    + `<span class="kbx-rel">${arrow} ${esc(item.relation)}</span> `
-    + `${entryLink(item.id, item.title || titleOf(item.id) || item.id)}${via}`
-    + (item.note ? `<div class="kbx-note">${esc(item.note)}</div>` : "")
-    + (item.summary ? `<div class="kbx-summary">${esc(item.summary)}</div>` : "")
-    + `</li>`;
-}
-
-function renderAnswer(answer) {
-  const results = (answer.results || []).map((r) => `<li class="kbx-result" data-id="${esc(r.id)}">
-      <div class="kbx-result-head"><span class="kbx-rank">${r.rank}</span>
-        ${entryLink(r.id, r.title)} <span class="kbx-count">${esc(r.kind)} · ${Number(r.score).toFixed(3)}</span></div>
-      ${r.summary ? `<div class="kbx-summary">${esc(r.summary)}</div>` : ""}
-      ${(r.related || []).length ? `<div class="kbx-sub">Folded here</div><ul>${r.related.map(pointerHtml).join("")}</ul>` : ""}
-      ${(r.neighbors || []).length ? `<div class="kbx-sub">Neighbours</div><ul>${r.neighbors.map(pointerHtml).join("")}</ul>` : ""}
-    </li>`).join("");
-  const s = answer.stats || {};
-  $("kbx-panel-body").innerHTML = `<section class="kbx-answer">
-    <p class="kbx-meta">The answer as the agent reads it</p>
-    <h2>${esc(answer.query)}</h2>
-    <p class="kbx-hint">pool ${s.pool ?? "?"} · ${s.groups ?? "?"} groups · ${s.folded ?? 0} folded · `
-    + `${s.refilled ?? 0} refilled · ${s.neighbors ?? 0} neighbours · ${s.took_ms ?? "?"} ms</p>
-    <ol class="kbx-results">${results || "<li>No results.</li>"}</ol>
-  </section>`;
 }
 
 async function runQuery(text, options = {}) {
@@ -536,12 +410,12 @@ function useEntries(data) {
   state.filters.kinds.clear();
   state.filters.relations.clear();
   state.filters.sources.clear();
-  buildFilterBoxes("kbx-kinds", new Set(data.nodes.map((n) => n.kind)), state.filters.kinds,
-    tally(data.nodes, "kind"));
-  buildFilterBoxes("kbx-relations", new Set(data.links.map((l) => l.relation)),
-    state.filters.relations, tally(data.links, "relation"));
-  buildFilterBoxes("kbx-sources", new Set(data.links.map((l) => l.source)),
-    state.filters.sources, tally(data.links, "source"));
+  buildFilterBoxes($("kbx-kinds"), new Set(data.nodes.map((n) => n.kind)), state.filters.kinds,
+    tally(data.nodes, "kind"), redraw);
+  buildFilterBoxes($("kbx-relations"), new Set(data.links.map((l) => l.relation)),
+    state.filters.relations, tally(data.links, "relation"), redraw);
+  buildFilterBoxes($("kbx-sources"), new Set(data.links.map((l) => l.source)),
+    state.filters.sources, tally(data.links, "source"), redraw);
 }
 
 function showStageBar(view, data) {
@@ -665,7 +539,8 @@ function wire() {
     state.graph.width(stage.clientWidth).height(stage.clientHeight);
     updateLabels();
   });
-  setupSearch();
+  setupSearch($("kbx-search"), $("kbx-search-results"), () => state.visibleNodes,
+    (n) => (n.size !== undefined ? openCommunity(n.cid) : selectNode(n.id, true)));
 }
 
 let readyResolve;

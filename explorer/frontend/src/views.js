@@ -6,11 +6,11 @@
 const fmt = (n) => Number(n || 0).toLocaleString("en");
 
 export function viewUrl(cfg, view) {
-  const base = `${cfg.graphBase}?include_backfill=true`;
-  if (view.level === "communities") return `${base}&level=communities`;
-  if (view.level === "community") return `${base}&level=community&community=${view.community}`;
+  const base = cfg.graphBase;
+  if (view.level === "communities") return `${base}/communities`;
+  if (view.level === "community") return `${base}/communities/${view.community}?include_backfill=true`;
   if (view.level === "around") {
-    return `${base}&level=around&ids=${view.ids.map(encodeURIComponent).join(",")}`;
+    return `${base}/around?include_backfill=true&ids=${view.ids.map(encodeURIComponent).join(",")}`;
   }
   return cfg.graphUrl;
 }
