@@ -11,7 +11,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from graph.analytics.layout_store import sync_max
 from graph.analytics.neighbourhood import neighbourhood_svg as draw_neighbourhood
+from graph.analytics.overview import drawable_count, overview_min
+from graph.models import GraphLayout
 from kb.errors import KbError
 from kb.models import Bank
 from kb.services.entries import find_entry
@@ -29,9 +32,17 @@ def _bank(slug: str) -> Bank:
 def explorer_page(request, bank: str):
     """The whole bank as constellations; a query lights the answer as the agent reads it."""
     bank_obj = _bank(bank)
+    count = drawable_count(bank_obj)
+    laid_out = GraphLayout.objects.filter(bank=bank_obj, computed_at__isnull=False).exists()
     config = {
         "bank": bank_obj.slug,
+        "graphBase": reverse("bank-graph", args=[bank_obj.slug]),
         "graphUrl": reverse("bank-graph", args=[bank_obj.slug]) + "?include_backfill=true",
+        # Too large to draw whole (or too large to lay out in a request, with no layout yet):
+        # the page opens on the community overview and lays out each drill-down on request.
+        "large": count > overview_min() or (count > sync_max() and not laid_out),
+        "entryCount": count,
+        "overviewMin": overview_min(),
         "queryUrl": f"/api/v1/banks/{bank_obj.slug}/query",
         "entryUrl": f"/api/v1/banks/{bank_obj.slug}/entries/__ID__",
         "adminUrl": reverse("explorer:entry-admin", args=[bank_obj.slug, "__ID__"]),

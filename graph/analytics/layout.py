@@ -170,9 +170,16 @@ def _arrange(
 
 
 def _place(
-    graph: nx.Graph, dim: int, seed: int, groups: list[set] | None = None, depth: int = 0
+    graph: nx.Graph,
+    dim: int,
+    seed: int,
+    groups: list[set] | None = None,
+    depth: int = 0,
+    memo: dict | None = None,
 ) -> tuple[dict, float]:
-    """Positions of ``graph``'s nodes centred on 0, and the radius of the ball they fill."""
+    """Positions of ``graph``'s nodes centred on 0, and the radius of the ball they fill.
+    ``memo`` keeps each split (node set → clusters), so the 2D pass reuses the 3D pass's
+    Louvain runs instead of repeating them."""
     n = graph.number_of_nodes()
     if (n <= LEAF_MAX and groups is None) or depth > 6:
         radius = _ball_radius(n, dim)
@@ -185,13 +192,18 @@ def _place(
             arr = _spring(graph, dim, seed, None)
         return {node: arr[i] * radius for i, node in enumerate(graph.nodes)}, radius
     if groups is None:
-        groups = clusters_of(graph, seed)
-        if len(groups) == 1:
-            groups = nx.community.louvain_communities(graph, resolution=4.0, seed=seed)
-            groups = sorted(groups, key=lambda g: (-len(g), min(g)))
+        key = frozenset(graph.nodes)
+        groups = memo.get(key) if memo is not None else None
+        if groups is None:
+            groups = clusters_of(graph, seed)
+            if len(groups) == 1:
+                groups = nx.community.louvain_communities(graph, resolution=4.0, seed=seed)
+                groups = sorted(groups, key=lambda g: (-len(g), min(g)))
+            if memo is not None:
+                memo[key] = groups
         if len(groups) == 1:
             return _place(graph, dim, seed, depth=7)
-    children = [_place(graph.subgraph(g), dim, seed, depth=depth + 1) for g in groups]
+    children = [_place(graph.subgraph(g), dim, seed, depth=depth + 1, memo=memo) for g in groups]
     radii = [radius for _, radius in children]
     centres = _arrange(groups, radii, graph, dim, seed)
     positions = {}
@@ -241,8 +253,9 @@ def compute_layout(
     # Beyond a handful of entries the picture is clusters placed as balls (constellations);
     # one spring layout of everything would crowd the connected part into the middle.
     top_groups = groups if graph.number_of_nodes() > SMALL and len(groups) > 1 else None
-    pos3, _ = _place(graph, 3, seed, top_groups)
-    pos2, _ = _place(graph, 2, seed, top_groups)
+    memo: dict = {}
+    pos3, _ = _place(graph, 3, seed, top_groups, memo=memo)
+    pos2, _ = _place(graph, 2, seed, top_groups, memo=memo)
     for node in graph.nodes:
         x, y, z = (round(float(v), 1) for v in pos3[node])
         layout.xyz[node] = (x, y, z)
@@ -269,3 +282,22 @@ def provisional_position(
             base = np.array(known[other][:dim], dtype=float)
             return tuple(round(float(v), 1) for v in base + offset * SPACING)
     return tuple(round(float(v), 1) for v in offset * (extent + 4 * SPACING))
+
+
+def arrange_groups(
+    sizes: list[int], pairs: dict[tuple[int, int], float], dim: int, *, seed: int = LAYOUT_SEED
+) -> np.ndarray:
+    """Centres for groups of ``sizes`` entries (one ball each, volume growing with its size)
+    joined by ``pairs`` (index pair → edge count): a spring layout of the group graph with
+    overlaps removed. This is the community overview of a bank too large to draw whole."""
+    quotient = nx.Graph()
+    quotient.add_nodes_from(range(len(sizes)))
+    for (a, b), weight in pairs.items():
+        if a != b and 0 <= a < len(sizes) and 0 <= b < len(sizes):
+            quotient.add_edge(a, b, weight=float(weight))
+    if not sizes:
+        return np.zeros((0, dim))
+    radii = np.array([_ball_radius(s, dim) for s in sizes], dtype=float)
+    packed = float(np.sum(radii**dim)) ** (1.0 / dim) * 0.9
+    centres = _spring(quotient, dim, seed, "weight") * packed
+    return np.round(_separate(centres, radii), 1)

@@ -3,6 +3,10 @@
 // (canvas). Exposes window.kbExplorer for tests and scripts.
 import ForceGraph3D from "3d-force-graph";
 import ForceGraph from "force-graph";
+import { LabelLayer, shortText } from "./labels.js";
+import { overviewPayload, viewUrl, describeView } from "./views.js";
+import { answerHtml, answerIds, entryHtml, esc } from "./panel.js";
+import { buildFilterBoxes, setupSearch, tally } from "./sidebar.js";
 
 const PALETTE = [
   "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
@@ -21,6 +25,11 @@ const $ = (id) => document.getElementById(id);
 const state = {
   data: { nodes: [], links: [], truncated: false, layout: {} },
   byId: new Map(),
+  titles: new Map(), // every entry title seen (answers, drill-downs): the panel never shows bare ids
+  drawnById: new Map(),
+  view: { level: "entries" }, // entries (whole bank), communities, community, around
+  overview: null,
+  labels: null,
   visibleNodes: [],
   visibleLinks: [],
   highlighted: new Set(),
@@ -42,12 +51,6 @@ function hasWebGL() {
   }
 }
 
-function esc(text) {
-  return String(text ?? "").replace(/[&<>"']/g, (c) => ({
-    "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;",
-  })[c]);
-}
-
 function colourOf(node) {
   return node.community === null || node.community === undefined
     ? LONE
@@ -55,10 +58,19 @@ function colourOf(node) {
 }
 
 function sizeOf(node) {
-  const base = 1 + (node.degree || 0) * 0.6;
+  if (node.size !== undefined) { // a community of the overview: its ball, half filled
+    const ball = 10.5 * node.size ** (state.mode === "3d" ? 1 / 3 : 1 / 2);
+    return state.mode === "3d" ? Math.max(2, (0.5 * ball / 1.7) ** 3) : Math.max(2, (0.5 * ball / 2.2) ** 2);
+  }
+  const base = 1 + Math.min(node.degree || 0, 60) * 0.6; // a hub of 20,000 edges is not a planet
+  if (node.id === state.selected) return Math.max(base, 6) * 2.5;
   if (state.highlighted.size && !state.highlighted.has(node.id)) return 0.04;
   if (state.highlighted.size) return base * 1.8 + 2;
   return base;
+}
+
+function isOverview() {
+  return state.view.level === "communities";
 }
 
 function linkEnds(link) {
@@ -70,6 +82,11 @@ function linkEnds(link) {
 // --- data and filters ---------------------------------------------------------------------
 
 function applyFilters() {
+  if (isOverview()) {
+    state.visibleNodes = state.data.nodes;
+    state.visibleLinks = state.data.links;
+    return;
+  }
   const f = state.filters;
   const nodes = state.data.nodes.filter((n) => f.kinds.has(n.kind));
   const keep = new Set(nodes.map((n) => n.id));
@@ -91,71 +108,57 @@ function graphPayload() {
     return out;
   });
   const links = state.visibleLinks.map((l) => ({ ...l, source: l.from, target: l.to }));
+  state.drawnById = new Map(nodes.map((n) => [n.id, n]));
   return { nodes, links };
 }
 
 function countsText() {
   const d = state.data;
+  if (isOverview()) {
+    const o = state.overview;
+    return `${o.entries.toLocaleString()} entries · ${o.total_communities} communities`;
+  }
   const clusters = d.layout && d.layout.clusters ? ` · ${d.layout.clusters} clusters` : "";
   const cut = d.truncated ? " (truncated)" : "";
-  return `${state.visibleNodes.length} of ${d.nodes.length} entries${cut} · `
+  const whole = d.view ? d.view.total : d.truncated && cfg.entryCount ? cfg.entryCount : d.nodes.length;
+  return `${state.visibleNodes.length} of ${whole.toLocaleString("en")} entries${cut} · `
     + `${state.visibleLinks.length} edges${clusters}`;
 }
 
-function buildFilterBoxes(containerId, values, set, counts) {
-  const box = $(containerId);
-  box.innerHTML = "";
-  [...values].sort().forEach((value) => {
-    set.add(value);
-    const label = document.createElement("label");
-    label.className = "kbx-check";
-    const input = document.createElement("input");
-    input.type = "checkbox";
-    input.checked = true;
-    input.dataset.value = value;
-    input.addEventListener("change", () => {
-      if (input.checked) set.add(value); else set.delete(value);
-      redraw();
-    });
-    label.append(input, ` ${value} `);
-    const count = document.createElement("span");
-    count.className = "kbx-count";
-    count.textContent = counts.get(value) || 0;
-    label.append(count);
-    box.append(label);
-  });
-}
 
-function tally(items, key) {
-  const counts = new Map();
-  items.forEach((item) => counts.set(item[key], (counts.get(item[key]) || 0) + 1));
-  return counts;
-}
 
 // --- drawing --------------------------------------------------------------------------------
 
 function styleGraph(graph) {
   graph
     .nodeId("id")
-    .nodeLabel((n) => `<div class="kbx-tip"><b>${esc(n.title)}</b><br>${esc(n.kind)} · `
-      + `${esc(n.status)} · degree ${n.degree}</div>`)
+    .nodeLabel((n) => (n.size !== undefined
+      ? `<div class="kbx-tip"><b>${esc(n.title)}</b><br>${n.size.toLocaleString()} entries · click to open</div>`
+      : `<div class="kbx-tip"><b>${esc(n.title)}</b><br>${esc(n.kind)} · `
+      + `${esc(n.status)} · degree ${n.degree}</div>`))
     .nodeVal(sizeOf)
     .nodeColor((n) => {
+      if (n.id === state.selected) return "#ffffff";
       if (!state.highlighted.size) return colourOf(n);
       return state.highlighted.has(n.id) ? colourOf(n) : DIM;
     })
     .linkColor((l) => {
       if (state.litLinks.has(l.id)) return "#ffd166";
       if (state.highlighted.size) return "rgba(140,150,170,0.06)";
+      if (l.weight !== undefined) return "rgba(200,210,230,0.35)";
       const crowd = state.visibleLinks.length > 3000 ? 0.4 : 1; // a big bank is not a hairball
       return l.has_note ? `rgba(200,210,230,${0.55 * crowd})` : `rgba(150,160,180,${0.3 * crowd})`;
     })
-    .linkWidth((l) => (state.litLinks.has(l.id) ? 2.5 : state.mode === "2d" ? 0.6 : 0))
+    .linkWidth((l) => {
+      if (state.litLinks.has(l.id)) return 2.5;
+      if (l.weight !== undefined) return Math.min(6, 0.5 + Math.log10(l.weight + 1));
+      return state.mode === "2d" ? 0.6 : 0;
+    })
     .linkDirectionalParticles((l) => (state.litLinks.has(l.id) ? 4 : 0))
     .linkDirectionalParticleWidth(3)
     .linkDirectionalParticleSpeed(0.006)
     .linkDirectionalParticleColor(() => "#ffe8a3")
-    .onNodeClick((n) => selectNode(n.id, true))
+    .onNodeClick((n) => (n.size !== undefined ? openCommunity(n.cid) : selectNode(n.id, true)))
     .warmupTicks(0)
     .cooldownTicks(3);
   // Positions are fixed by the server: no forces, the few ticks only place links and nodes.
@@ -163,22 +166,6 @@ function styleGraph(graph) {
   graph.d3Force("charge", null).d3Force("center", null);
   graph.d3Force("link").strength(0);
   return graph;
-}
-
-function drawLabel2d(node, ctx, scale) {
-  // Lit entries (and the selected one) carry their title in 2D.
-  if (!state.highlighted.has(node.id) && state.selected !== node.id) return;
-  const size = 12 / scale;
-  ctx.font = `${size}px system-ui, sans-serif`;
-  ctx.textAlign = "center";
-  ctx.textBaseline = "top";
-  const title = node.title.length > 40 ? `${node.title.slice(0, 39)}…` : node.title;
-  const y = node.y + Math.sqrt(sizeOf(node)) * 2.2 + 2 / scale;
-  ctx.lineWidth = 3 / scale;
-  ctx.strokeStyle = "rgba(13,19,32,0.85)";
-  ctx.strokeText(title, node.x, y);
-  ctx.fillStyle = "#f4f6fb";
-  ctx.fillText(title, node.x, y);
 }
 
 function createGraph(mode) {
@@ -200,9 +187,7 @@ function createGraph(mode) {
   } else {
     graph = ForceGraph()(el)
       .backgroundColor("#0d1320")
-      .nodeRelSize(2.2)
-      .nodeCanvasObjectMode(() => "after")
-      .nodeCanvasObject(drawLabel2d);
+      .nodeRelSize(2.2);
   }
   graph.width(width).height(height);
   styleGraph(graph);
@@ -214,17 +199,21 @@ function createGraph(mode) {
   });
   document.body.dataset.mode = mode;
   graph.graphData(graphPayload());
+  updateLabels();
   fitAll(0);
 }
 
 function fitAll(ms) {
-  // The answer is lit inside the whole picture, so the view always frames the whole bank.
+  // The answer is lit inside the whole picture, so the view always frames the whole view.
   const graph = state.graph;
   if (!graph) return;
-  setTimeout(() => graph.zoomToFit(ms, 30), 30);
+  const bar = $("kbx-stagebar");
+  const pad = 30 + (bar && !bar.hidden ? bar.offsetHeight : 0); // nothing hides under the bar
+  setTimeout(() => graph.zoomToFit(ms, pad), 30);
 }
 
 function refreshStyles() {
+  updateLabels();
   const g = state.graph;
   if (!g) return;
   // Re-setting the accessors makes both libraries restyle (and the 2D canvas redraw).
@@ -236,6 +225,7 @@ function redraw() {
   applyFilters();
   relight();
   if (state.graph) state.graph.graphData(graphPayload());
+  updateLabels();
   $("kbx-counts").textContent = countsText();
 }
 
@@ -247,7 +237,47 @@ function setMode(mode) {
 // --- flying, selecting, searching --------------------------------------------------------
 
 function drawnNode(id) {
-  return state.graph ? state.graph.graphData().nodes.find((n) => n.id === id) : null;
+  return state.drawnById.get(id) || null;
+}
+
+function titleOf(id) {
+  return state.titles.get(id) || (state.byId.get(id) || {}).title || null;
+}
+
+function remember(nodes) {
+  for (const n of nodes) if (n.title && n.size === undefined) state.titles.set(n.id, n.title);
+}
+
+// Which drawn nodes carry a label: the selected entry first, then the answer in its order; in
+// the overview every community (largest first).
+function updateLabels() {
+  if (!state.labels) return;
+  const stage = $("kbx-stage");
+  const bar = $("kbx-stagebar");
+  state.labels.top = bar && !bar.hidden ? bar.offsetHeight : 0;
+  const items = [];
+  if (isOverview()) {
+    const nodes = [...state.visibleNodes].sort((a, b) => b.size - a.size).slice(0, 60);
+    for (const n of nodes) {
+      items.push({ id: n.id, text: `${shortText(n.title, 40)} · ${n.size.toLocaleString()}`,
+        title: n.title, kind: "community" });
+    }
+  } else {
+    if (state.selected && state.drawnById.has(state.selected)) {
+      const n = state.drawnById.get(state.selected);
+      items.push({ id: n.id, text: shortText(n.title), title: n.title, kind: "selected" });
+    }
+    const order = state.answer ? answerIds(state.answer) : [];
+    const seen = new Set(items.map((i) => i.id));
+    for (const id of order) {
+      if (seen.has(id) || !state.drawnById.has(id) || items.length >= 40) continue;
+      seen.add(id);
+      const n = state.drawnById.get(id);
+      items.push({ id, text: shortText(n.title), title: n.title, kind: "lit" });
+    }
+  }
+  state.labels.set(items, state.drawnById);
+  stage.dataset.labels = String(items.length);
 }
 
 function flyTo(id) {
@@ -266,11 +296,15 @@ function flyTo(id) {
 }
 
 async function selectNode(id, fly) {
+  if (cfg.large && !state.drawnById.has(id)) {
+    // Not in this view of a large bank: open the entry's neighbourhood instead.
+    await openView({ level: "around", ids: [id] });
+  }
   state.selected = id;
+  refreshStyles();
   if (fly) flyTo(id);
   const body = $("kbx-panel-body");
-  const node = state.byId.get(id);
-  body.innerHTML = `<p class="kbx-hint">Loading ${esc(node ? node.title : id)}…</p>`;
+  body.innerHTML = `<p class="kbx-hint">Loading ${esc(titleOf(id) || id)}…</p>`;
   try {
     const resp = await fetch(cfg.entryUrl.replace("__ID__", encodeURIComponent(id)), {
       headers: { Accept: "application/json" }, credentials: "same-origin",
@@ -282,67 +316,16 @@ async function selectNode(id, fly) {
   }
 }
 
-function entryLink(id, text) {
-  return `<a href="#${esc(id)}" class="kbx-go" data-id="${esc(id)}">${esc(text)}</a>`;
-}
-
 function renderEntry(entry) {
-  const edges = (entry.edges || []).map((e) => `<li class="kbx-edge">`
-    + `<span class="kbx-rel">${e.direction === "out" ? "→" : "←"} ${esc(e.relation)}</span> `
-    + `${entryLink(e.entry.id, e.entry.title)}`
-    + (e.note ? `<div class="kbx-note">${esc(e.note)}</div>` : `<div class="kbx-note none">no note</div>`)
-    + `</li>`).join("");
-  const content = String(entry.content || "");
-  $("kbx-panel-body").innerHTML = `<article class="kbx-entry" data-id="${esc(entry.id)}">
-    <p class="kbx-meta">${esc(entry.kind)} · ${esc(entry.status)} · <code>${esc(entry.id)}</code></p>
-    <h2>${esc(entry.title)}</h2>
-    ${entry.summary ? `<p class="kbx-summary">${esc(entry.summary)}</p>` : ""}
-    <p class="kbx-content">${esc(content.length > 600 ? `${content.slice(0, 599)}…` : content)}</p>
-    <p><a class="kbx-button" href="${esc(cfg.adminUrl.replace("__ID__", encodeURIComponent(entry.id)))}">Open in admin</a></p>
-    <h3>Edges (${(entry.edges || []).length})</h3>
-    <ul class="kbx-edges">${edges || "<li class=\"kbx-hint\">No current edges.</li>"}</ul>
-  </article>`;
+  state.titles.set(entry.id, entry.title);
+  for (const e of entry.edges || []) state.titles.set(e.entry.id, e.entry.title);
+  $("kbx-panel-body").innerHTML = entryHtml(entry, cfg.adminUrl);
 }
 
-function setupSearch() {
-  const input = $("kbx-search");
-  const list = $("kbx-search-results");
-  const show = () => {
-    const q = input.value.trim().toLowerCase();
-    list.innerHTML = "";
-    if (!q) return;
-    const hits = [];
-    for (const n of state.visibleNodes) {
-      const title = n.title.toLowerCase();
-      const at = title.indexOf(q);
-      if (at >= 0 || n.id.startsWith(q)) hits.push([at < 0 ? 0 : at, -n.degree, n]);
-      if (hits.length > 400) break;
-    }
-    hits.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    hits.slice(0, 12).forEach(([, , n]) => {
-      const li = document.createElement("li");
-      li.setAttribute("role", "option");
-      li.dataset.id = n.id;
-      li.innerHTML = `${esc(n.title)} <span class="kbx-count">${esc(n.kind)}</span>`;
-      li.addEventListener("mousedown", (ev) => {
-        ev.preventDefault();
-        list.innerHTML = "";
-        input.value = n.title;
-        selectNode(n.id, true);
-      });
-      list.append(li);
-    });
-  };
-  input.addEventListener("input", show);
-  input.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter") {
-      ev.preventDefault();
-      const first = list.querySelector("li");
-      if (first) first.dispatchEvent(new MouseEvent("mousedown"));
-    }
-  });
-  input.addEventListener("blur", () => setTimeout(() => { list.innerHTML = ""; }, 150));
+function renderAnswer(answer) {
+  $("kbx-panel-body").innerHTML = answerHtml(answer, titleOf);
 }
+
 
 // --- the fold answer, lit ------------------------------------------------------------------
 
@@ -352,46 +335,6 @@ function relight() {
   for (const l of state.visibleLinks) {
     if (state.highlighted.has(l.from) && state.highlighted.has(l.to)) state.litLinks.add(l.id);
   }
-}
-
-function answerIds(answer) {
-  const ids = [];
-  for (const r of answer.results || []) {
-    ids.push(r.id);
-    for (const item of r.related || []) ids.push(item.id);
-    for (const item of r.neighbors || []) ids.push(item.id);
-  }
-  return ids;
-}
-
-function pointerHtml(item) {
-  const arrow = item.direction === "out" ? "→" : "←";
-  const via = item.via ? ` <span class="kbx-via">via ${esc(item.via.id)}</span>` : "";
-  const node = state.byId.get(item.id);
-  return `<li class="kbx-pointer ${esc(item.kind)}">`
-    + `<span class="kbx-rel">${arrow} ${esc(item.relation)}</span> `
-    + `${entryLink(item.id, node ? node.title : item.id)}${via}`
-    + (item.note ? `<div class="kbx-note">${esc(item.note)}</div>` : "")
-    + (item.summary ? `<div class="kbx-summary">${esc(item.summary)}</div>` : "")
-    + `</li>`;
-}
-
-function renderAnswer(answer) {
-  const results = (answer.results || []).map((r) => `<li class="kbx-result" data-id="${esc(r.id)}">
-      <div class="kbx-result-head"><span class="kbx-rank">${r.rank}</span>
-        ${entryLink(r.id, r.title)} <span class="kbx-count">${esc(r.kind)} · ${Number(r.score).toFixed(3)}</span></div>
-      ${r.summary ? `<div class="kbx-summary">${esc(r.summary)}</div>` : ""}
-      ${(r.related || []).length ? `<div class="kbx-sub">Folded here</div><ul>${r.related.map(pointerHtml).join("")}</ul>` : ""}
-      ${(r.neighbors || []).length ? `<div class="kbx-sub">Neighbours</div><ul>${r.neighbors.map(pointerHtml).join("")}</ul>` : ""}
-    </li>`).join("");
-  const s = answer.stats || {};
-  $("kbx-panel-body").innerHTML = `<section class="kbx-answer">
-    <p class="kbx-meta">The answer as the agent reads it</p>
-    <h2>${esc(answer.query)}</h2>
-    <p class="kbx-hint">pool ${s.pool ?? "?"} · ${s.groups ?? "?"} groups · ${s.folded ?? 0} folded · `
-    + `${s.refilled ?? 0} refilled · ${s.neighbors ?? 0} neighbours · ${s.took_ms ?? "?"} ms</p>
-    <ol class="kbx-results">${results || "<li>No results.</li>"}</ol>
-  </section>`;
 }
 
 async function runQuery(text, options = {}) {
@@ -412,9 +355,16 @@ async function runQuery(text, options = {}) {
     throw new Error(msg);
   }
   state.answer = answer;
-  state.highlighted = new Set(answerIds(answer).filter((id) => state.byId.has(id)));
+  for (const r of answer.results || []) state.titles.set(r.id, r.title);
+  const ids = [...new Set(answerIds(answer))];
+  if (cfg.large && ids.length) {
+    // A large bank is not drawn whole: draw the answer with its neighbourhood.
+    await openView({ level: "around", ids: ids.slice(0, 200) }, { keepAnswer: true });
+  }
+  state.highlighted = new Set(ids.filter((id) => state.byId.has(id)));
   relight();
   renderAnswer(answer);
+  resolveTitles(ids).then((found) => { if (found && state.answer === answer) renderAnswer(answer); });
   refreshStyles();
   document.body.classList.add("kbx-lit");
   fitAll(800);
@@ -432,35 +382,127 @@ function clearQuery() {
   fitAll(600);
 }
 
-// --- start ---------------------------------------------------------------------------------
+// --- views: the whole bank, or (large banks) the community overview and drill-downs ----------
 
-async function load() {
-  const resp = await fetch(cfg.graphUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-  if (!resp.ok) throw new Error(`graph data: HTTP ${resp.status}`);
-  const data = await resp.json();
+async function resolveTitles(ids) {
+  // Titles of answer entries this view does not hold (one entry read each, at most 60).
+  const missing = ids.filter((id) => !titleOf(id)).slice(0, 60);
+  await Promise.all(missing.map(async (id) => {
+    const resp = await fetch(cfg.entryUrl.replace("__ID__", encodeURIComponent(id)), {
+      headers: { Accept: "application/json" }, credentials: "same-origin",
+    });
+    if (resp.ok) state.titles.set(id, (await resp.json()).title);
+  }));
+  return missing.length > 0;
+}
+
+async function fetchJson(url) {
+  const resp = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+  const body = await resp.json().catch(() => ({}));
+  if (!resp.ok) throw new Error(body.error ? body.error.message : `HTTP ${resp.status}`);
+  return body;
+}
+
+function useEntries(data) {
   state.data = data;
   state.byId = new Map(data.nodes.map((n) => [n.id, n]));
-  buildFilterBoxes("kbx-kinds", new Set(data.nodes.map((n) => n.kind)), state.filters.kinds,
-    tally(data.nodes, "kind"));
-  buildFilterBoxes("kbx-relations", new Set(data.links.map((l) => l.relation)),
-    state.filters.relations, tally(data.links, "relation"));
-  buildFilterBoxes("kbx-sources", new Set(data.links.map((l) => l.source)),
-    state.filters.sources, tally(data.links, "source"));
-  const note = $("kbx-layout-note");
-  const layout = data.layout || {};
-  note.textContent = `Layout: ${layout.status || "?"}`
-    + (layout.computed_at ? ` (${new Date(layout.computed_at).toLocaleString()})` : "")
-    + ". Positions are computed on the server; colours are clusters, size is degree.";
+  remember(data.nodes);
+  state.filters.kinds.clear();
+  state.filters.relations.clear();
+  state.filters.sources.clear();
+  buildFilterBoxes($("kbx-kinds"), new Set(data.nodes.map((n) => n.kind)), state.filters.kinds,
+    tally(data.nodes, "kind"), redraw);
+  buildFilterBoxes($("kbx-relations"), new Set(data.links.map((l) => l.relation)),
+    state.filters.relations, tally(data.links, "relation"), redraw);
+  buildFilterBoxes($("kbx-sources"), new Set(data.links.map((l) => l.source)),
+    state.filters.sources, tally(data.links, "source"), redraw);
+}
+
+function showStageBar(view, data) {
+  const bar = $("kbx-stagebar");
+  const info = describeView(view, data, cfg, state.overview);
+  bar.hidden = !info.where && !info.notice;
+  $("kbx-back").hidden = !cfg.large || view.level === "communities";
+  $("kbx-where").textContent = info.where;
+  const notice = $("kbx-notice");
+  notice.textContent = info.notice;
+  notice.hidden = !info.notice;
+  $("kbx-layout-note").textContent = info.note;
+}
+
+// Load and draw one view; resolves when it is drawn.
+async function openView(view, { keepAnswer = false } = {}) {
+  $("kbx-counts").textContent = "loading…";
+  document.body.dataset.view = "loading";
+  const bar = $("kbx-stagebar");
+  if (view.level !== "entries") {
+    bar.hidden = false;
+    $("kbx-where").textContent = view.level === "communities"
+      ? "Loading the community overview…"
+      : "Loading and laying out this view on the server (a few seconds for a big community)…";
+    $("kbx-notice").hidden = true;
+  }
+  const data = await fetchJson(viewUrl(cfg, view));
+  state.view = view;
+  if (!keepAnswer) {
+    state.answer = null;
+    state.highlighted = new Set();
+    document.body.classList.remove("kbx-lit");
+  }
+  state.selected = null;
+  if (view.level === "communities") {
+    state.overview = data;
+    state.data = overviewPayload(data);
+    state.byId = new Map();
+    for (const box of ["kbx-kinds", "kbx-relations", "kbx-sources"]) {
+      $(box).innerHTML = '<p class="kbx-hint">Filters apply inside a community or an answer.</p>';
+    }
+  } else {
+    useEntries(data);
+  }
   applyFilters();
-  const initial = !state.webgl || data.nodes.length > LARGE ? "2d" : "3d";
+  relight();
+  showStageBar(view, data);
+  createGraph(state.mode || initialMode());
+  $("kbx-counts").textContent = countsText();
+  document.body.dataset.view = view.level;
+  return data;
+}
+
+function openCommunity(cid) {
+  return openView({ level: "community", community: cid }).catch((err) => {
+    $("kbx-panel-body").innerHTML = `<p class="kbx-error">${esc(err.message)}</p>`;
+  });
+}
+
+function initialMode() {
+  return !state.webgl || (!cfg.large && state.data.nodes.length > LARGE) ? "2d" : "3d";
+}
+
+function addStageBar() {
+  const bar = document.createElement("div");
+  bar.className = "kbx-stagebar";
+  bar.id = "kbx-stagebar";
+  bar.hidden = true;
+  bar.innerHTML = '<button type="button" id="kbx-back" class="quiet" hidden>← All communities</button>'
+    + '<span id="kbx-where"></span><span class="kbx-notice" id="kbx-notice" hidden></span>';
+  $("kbx-stage").append(bar);
+  $("kbx-back").addEventListener("click", () => { openView({ level: "communities" }); });
+}
+
+async function load() {
   if (!state.webgl) {
     const banner = $("kbx-banner");
     banner.hidden = false;
     banner.textContent = "WebGL is not available here: drawing in 2D.";
   }
-  setMode(initial);
-  $("kbx-counts").textContent = countsText();
   const hash = decodeURIComponent(window.location.hash.slice(1));
+  if (cfg.large) {
+    await openView({ level: "communities" });
+    if (hash) await selectNode(hash, true).catch(() => {});
+    return;
+  }
+  await openView({ level: "entries" });
   if (hash && state.byId.has(hash)) setTimeout(() => selectNode(hash, true), 400);
 }
 
@@ -483,6 +525,8 @@ function wire() {
     }
   });
   $("kbx-query-clear").addEventListener("click", clearQuery);
+  addStageBar();
+  state.labels = new LabelLayer($("kbx-stage"), () => state.graph, () => state.mode);
   $("kbx-panel").addEventListener("click", (ev) => {
     const link = ev.target.closest("a.kbx-go");
     if (!link) return;
@@ -493,8 +537,10 @@ function wire() {
     if (!state.graph) return;
     const stage = $("kbx-stage");
     state.graph.width(stage.clientWidth).height(stage.clientHeight);
+    updateLabels();
   });
-  setupSearch();
+  setupSearch($("kbx-search"), $("kbx-search-results"), () => state.visibleNodes,
+    (n) => (n.size !== undefined ? openCommunity(n.cid) : selectNode(n.id, true)));
 }
 
 let readyResolve;
@@ -512,8 +558,13 @@ window.kbExplorer = {
       webgl: state.webgl,
       selected: state.selected,
       total: state.data.nodes.length,
+      view: state.view,
+      large: Boolean(cfg.large),
+      truncated: Boolean(state.data.truncated),
+      labels: state.labels ? state.labels.visible() : [],
     };
   },
+  open(view) { return openView(view); },
   async query(text, options) {
     await ready;
     return [...(await runQuery(text, options || {}))].sort();
