@@ -171,6 +171,8 @@ VARIABLES: tuple[Variable, ...] = tuple(
         ("KB_CELERY_VISIBILITY_TIMEOUT", "int", 3600, "Seconds before Redis redelivers an unacknowledged task (above the longest import)."),
         ("WORKFLOWS_REGENERATE_COUNTDOWN", "int", 30, "Seconds after an edit before a process's gap report is regenerated (a burst regenerates once)."),
         ("KB_LAYOUT_SYNC_MAX", "int", 2000, "Banks up to this many entries are laid out inside the first graph request."),
+        ("KB_EXPLORER_OVERVIEW_MIN", "int", 5000, "Banks with more entries open the explorer on the community overview."),
+        ("KB_EXPLORER_DRILL_MAX", "int", 1000, "At most this many entries in an explorer drill-down (a community or an answer's neighbourhood)."),
         ("KB_LAYOUT_COUNTDOWN", "int", 30, "Seconds after an edit before the layout refresh job runs (debounce)."),
         ("KB_LAYOUT_AUTO_REFRESH", "bool", None, "Edits schedule a layout refresh (default: when a broker runs jobs)."),
     )

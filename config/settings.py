@@ -306,6 +306,8 @@ KB_DUPLICATE_MIN = env["KB_DUPLICATE_MIN"]
 # the first request; larger ones wait for the refresh job. Edits schedule that job (debounced by
 # KB_LAYOUT_COUNTDOWN seconds) when a broker runs jobs, unless KB_LAYOUT_AUTO_REFRESH says.
 KB_LAYOUT_SYNC_MAX = env["KB_LAYOUT_SYNC_MAX"]
+KB_EXPLORER_OVERVIEW_MIN = env["KB_EXPLORER_OVERVIEW_MIN"]
+KB_EXPLORER_DRILL_MAX = env["KB_EXPLORER_DRILL_MAX"]
 KB_LAYOUT_COUNTDOWN = env["KB_LAYOUT_COUNTDOWN"]
 # None: edits schedule the refresh exactly when a broker runs jobs (not in eager mode).
 KB_LAYOUT_AUTO_REFRESH = env["KB_LAYOUT_AUTO_REFRESH"]

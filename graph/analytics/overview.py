@@ -40,12 +40,12 @@ MAX_SEEDS = 200
 
 def drill_max() -> int:
     """Most entries a drill-down draws (it is laid out inside the request)."""
-    return int(getattr(settings, "KB_EXPLORER_DRILL_MAX", 1000))
+    return settings.KB_EXPLORER_DRILL_MAX
 
 
 def overview_min() -> int:
     """Banks with more drawable entries than this open on the community overview."""
-    return int(getattr(settings, "KB_EXPLORER_OVERVIEW_MIN", 5000))
+    return settings.KB_EXPLORER_OVERVIEW_MIN
 
 
 def parse_ids(params) -> list[str]:
