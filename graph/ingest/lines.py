@@ -135,9 +135,10 @@ class AliasLines:
         unknown = sorted(set(obj) - {"type", "entry", "alias", "source"})
         if unknown:
             raise InvalidInput(f"Unknown fields on an alias line: {', '.join(unknown)}.")
-        ref, surface = obj.get("entry"), obj.get("alias")
-        if not isinstance(ref, str) or not ctx.entry_exists(ref):
-            raise InvalidInput(f"alias names no entry of the file or bank: {ref!r}.")
+        named, surface = obj.get("entry"), obj.get("alias")
+        ref = ctx.refs().get(named) if isinstance(named, str) else None  # merged: survivor
+        if ref is None:
+            raise ctx.unknown_ref(named, "alias")
         if not isinstance(surface, str) or not normalize(surface) or len(surface) > 300:
             raise InvalidInput("alias must be a non-empty string of at most 300 characters.")
         norm = normalize(surface)
@@ -228,7 +229,7 @@ class EdgeLines:
         for name, ref in (("from", source_ref), ("to", target_ref)):
             canonical = refs.get(ref) if isinstance(ref, str) else None
             if canonical is None:
-                raise InvalidInput(f"{name} names no entry of the file or bank: {ref!r}.")
+                raise ctx.unknown_ref(ref, name)
             ends[name] = canonical
         if ends["from"] == ends["to"]:
             raise InvalidInput("An edge cannot join an entry to itself.")
@@ -276,8 +277,8 @@ class EdgeLines:
                     )
             earlier.append((line, valid_from, valid_to))
         return {
-            "from": source_ref,
-            "to": target_ref,
+            "from": ends["from"],  # a merged-away entry's names resolve to its survivor
+            "to": ends["to"],
             "relation": relation,
             "label": str(label).strip(),
             "note": note,

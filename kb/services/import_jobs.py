@@ -16,8 +16,11 @@ from kb.models import Bank, Job, JobStatus, OperationKind
 from kb.services.bulk import ImportFailed, import_bank
 
 
-def queue_import_job(bank: Bank, text: str, actor: str) -> Job:
-    """Store the file as a job and run it on the task queue after commit."""
+def queue_import_job(
+    bank: Bank, text: str, actor: str, *, restore_deleted: bool = False
+) -> Job:
+    """Store the file as a job and run it on the task queue after commit (``restore_deleted``
+    travels with the task: see :func:`kb.services.bulk.import_bank`)."""
     from kb.tasks import run_import_job as task
 
     if not text.strip():
@@ -30,7 +33,10 @@ def queue_import_job(bank: Bank, text: str, actor: str) -> Job:
         payload=text,
         progress_total=sum(1 for line in text.splitlines() if line.strip()),
     )
-    transaction.on_commit(lambda: task.delay(job.pk))
+    if restore_deleted:
+        transaction.on_commit(lambda: task.delay(job.pk, restore_deleted=True))
+    else:
+        transaction.on_commit(lambda: task.delay(job.pk))
     return job
 
 
@@ -43,8 +49,9 @@ WRITE_PHASES = {
 }
 
 
-def run_import_job(job_id: int) -> str:
-    """Run a queued import job once, recording progress, result, errors and attempts on the
+def run_import_job(job_id: int, restore_deleted: bool = False) -> str:
+    """Run a queued import job once (``restore_deleted``: entry lines naming deleted entries
+    restore them instead of failing with ``entry_deleted``), recording progress, result, errors and attempts on the
     job. A redelivered job whose import already committed is only marked (see ``job_runs``)."""
     from kb.services.job_runs import attempt_details, committed_operation, job_run
 
@@ -77,6 +84,7 @@ def run_import_job(job_id: int) -> str:
                         actor=job.actor or None,
                         reason=reason,
                         progress=progress,
+                        restore_deleted=restore_deleted,
                     )
         except ImportFailed as exc:
             Job.objects.filter(pk=job.pk).update(
