@@ -87,6 +87,25 @@ class ImportContext:
             return entry_deleted_error(gone, what)
         return InvalidInput(f"{what} names no entry of the file or bank: {ref!r}.")
 
+    def names_bank_entry(self, ref: Any) -> bool:
+        """Whether ``ref`` is the short_id or key of any entry of the bank, deleted or not."""
+        return isinstance(ref, str) and any(
+            ref in table
+            for table in (
+                self.existing_by_id,
+                self.existing_by_key,
+                self.deleted_by_id,
+                self.deleted_by_key,
+            )
+        )
+
+    def bank_pk(self, canonical: str) -> int | None:
+        """The bank entry's id for a canonical name (None for an entry of the file)."""
+        if canonical in self.file_entries:
+            return None
+        entry = self.existing_by_id.get(canonical)
+        return entry.pk if entry is not None else None
+
     def entry_exists(self, ref: str) -> bool:
         return ref in self.refs()
 
@@ -186,6 +205,9 @@ class LineType(Protocol):
     ) -> None: ...
 
     def export(self, bank: Bank) -> Iterable[dict]: ...
+
+    # Optional: ``present(ctx, obj) -> bool``, whether the bank has (or had, until a curator
+    # removed it) what the line describes; a missing-only import skips such lines.
 
 
 LINE_TYPES: dict[str, LineType] = {}
@@ -290,10 +312,17 @@ def validate_import(
     timings: dict[str, float] | None = None,
     *,
     restore_deleted: bool = False,
+    missing_only: bool = False,
+    skipped: list[int] | None = None,
 ) -> tuple[list[PlannedLine], list[dict]]:
     """Check every line; return the plan and every error found (line number, reason and, for
     refusals with a code of their own such as ``entry_deleted``, that code). ``timings``
-    (when given) receives the seconds of ``parse`` and ``validate``."""
+    (when given) receives the seconds of ``parse`` and ``validate``.
+
+    ``missing_only`` plans only what the bank never had: a line whose line type says it is
+    ``present`` (the entry's id or key was ever used, the vocabulary row exists, the edge or
+    alias exists or existed, or names an entry deleted since) is left out, its number added
+    to ``skipped``."""
     started = time.perf_counter()
     objects, errors = parse_lines(text)
     parsed = time.perf_counter()
@@ -301,6 +330,10 @@ def validate_import(
     # Pass 1: declarations and entry identities, so later lines may refer to them in any order.
     for number, obj in objects:
         if obj["type"] == "entry":
+            if missing_only and (
+                ctx.names_bank_entry(obj.get("id")) or ctx.names_bank_entry(obj.get("key"))
+            ):
+                continue  # the bank's entry stands for it, as curators left it
             for name, table in (("id", ctx.file_ids), ("key", ctx.file_keys)):
                 value = obj.get(name)
                 if isinstance(value, str) and value:
@@ -324,6 +357,12 @@ def validate_import(
     for order in sorted(groups):
         for number, obj in groups[order]:
             kind = obj["type"]
+            present = getattr(LINE_TYPES[kind], "present", None)
+            if missing_only and present is not None and present(ctx, obj):
+                if skipped is not None:
+                    skipped.append(number)
+                done += 1
+                continue
             try:
                 plan.append(PlannedLine(number, kind, LINE_TYPES[kind].validate(ctx, number, obj)))
             except InvalidInput as exc:
@@ -377,6 +416,7 @@ def import_bank(
     embed: bool = True,
     timings: dict[str, float] | None = None,
     restore_deleted: bool = False,
+    missing_only: bool = False,
 ) -> dict:
     """Validate ``text`` whole, then write it in one operation, set-wise (COPY with history
     rows stamped with the operation). Raises ``ImportFailed`` (with every bad line) and
@@ -392,10 +432,14 @@ def import_bank(
     line error ``entry_deleted``; with ``restore_deleted`` an entry line for it restores it
     (its history row is stamped with the import operation, like every other write). Names of
     a merged-away entry resolve to its survivor in references; an entry line for one is a
-    line error ``entry_merged``."""
+    line error ``entry_merged``.
+
+    ``missing_only`` adds only what the bank never had (see :func:`validate_import`): what
+    curators changed, deleted, merged or unlinked stays as they left it; ``skipped`` counts
+    the lines left out. The demo loader runs this way."""
     with gc_paused():
         return _import_bank(
-            bank, text, actor, reason, progress, embed, timings, restore_deleted
+            bank, text, actor, reason, progress, embed, timings, restore_deleted, missing_only
         )
 
 
@@ -413,10 +457,19 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _import_bank(bank, text, actor, reason, progress, embed, timings, restore_deleted) -> dict:
+def _import_bank(
+    bank, text, actor, reason, progress, embed, timings, restore_deleted, missing_only
+) -> dict:
     timings = timings if timings is not None else {}
+    skipped: list[int] = []
     plan, errors = validate_import(
-        bank, text, progress, timings, restore_deleted=restore_deleted
+        bank,
+        text,
+        progress,
+        timings,
+        restore_deleted=restore_deleted,
+        missing_only=missing_only,
+        skipped=skipped,
     )
     if errors:
         raise ImportFailed(
@@ -430,6 +483,8 @@ def _import_bank(bank, text, actor, reason, progress, embed, timings, restore_de
         "kinds_created": 0,
         "kinds_updated": 0,
     }
+    if missing_only:
+        counts["skipped"] = len(skipped)
     by_type: dict[str, list[PlannedLine]] = {}
     for item in plan:
         by_type.setdefault(item.type, []).append(item)
@@ -449,7 +504,9 @@ def _import_bank(bank, text, actor, reason, progress, embed, timings, restore_de
                     timings[f"write {name} lines"] = 0.0  # listed before its parts, if any
                     handler.apply(state, by_type[name], progress)
                     timings[f"write {name} lines"] = time.perf_counter() - started
-            changed = sum(v for k, v in counts.items() if not k.endswith("unchanged"))
+            changed = sum(
+                v for k, v in counts.items() if not k.endswith(("unchanged", "skipped"))
+            )
             op.details = {**op.details, **counts}
             op.save(update_fields=["details"])
             if changed == 0:

@@ -119,6 +119,9 @@ class KindLines:
             ctx.kinds[name] = EntryKind(bank=ctx.bank, **data)  # unsaved placeholder for validation
         return data
 
+    def present(self, ctx: ImportContext, obj: dict) -> bool:
+        return obj.get("name") in ctx.kinds
+
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
         upsert_vocabulary(state, EntryKind, items, "kinds")
 
@@ -140,6 +143,10 @@ ENTRY_ALLOWED = tuple(f for f in CREATE_FIELDS if f != "connections")
 
 class EntryLines:
     order = 1
+
+    def present(self, ctx: ImportContext, obj: dict) -> bool:
+        """Its id or key was ever an entry of the bank (deleted and merged ones count)."""
+        return ctx.names_bank_entry(obj.get("id")) or ctx.names_bank_entry(obj.get("key"))
 
     def validate(self, ctx: ImportContext, line: int, obj: dict) -> dict:
         body = {k: v for k, v in obj.items() if k not in ("type", "id", "status")}
