@@ -367,7 +367,10 @@ def validate_import(
                 plan.append(PlannedLine(number, kind, LINE_TYPES[kind].validate(ctx, number, obj)))
             except InvalidInput as exc:
                 detail = "; ".join(f"{k}: {v}" for k, v in exc.fields.items()) if exc.fields else ""
-                error = {"line": number, "message": exc.message + (f" ({detail})" if detail else "")}
+                error = {
+                    "line": number,
+                    "message": exc.message + (f" ({detail})" if detail else ""),
+                }
                 if exc.code not in (InvalidInput.code, "invalid_entry"):
                     error["code"] = exc.code
                 errors.append(error)
@@ -504,9 +507,7 @@ def _import_bank(
                     timings[f"write {name} lines"] = 0.0  # listed before its parts, if any
                     handler.apply(state, by_type[name], progress)
                     timings[f"write {name} lines"] = time.perf_counter() - started
-            changed = sum(
-                v for k, v in counts.items() if not k.endswith(("unchanged", "skipped"))
-            )
+            changed = sum(v for k, v in counts.items() if not k.endswith(("unchanged", "skipped")))
             op.details = {**op.details, **counts}
             op.save(update_fields=["details"])
             if changed == 0:

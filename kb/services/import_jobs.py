@@ -16,9 +16,7 @@ from kb.models import Bank, Job, JobStatus, OperationKind
 from kb.services.bulk import ImportFailed, import_bank
 
 
-def queue_import_job(
-    bank: Bank, text: str, actor: str, *, restore_deleted: bool = False
-) -> Job:
+def queue_import_job(bank: Bank, text: str, actor: str, *, restore_deleted: bool = False) -> Job:
     """Store the file as a job and run it on the task queue after commit (``restore_deleted``
     travels with the task: see :func:`kb.services.bulk.import_bank`)."""
     from kb.tasks import run_import_job as task

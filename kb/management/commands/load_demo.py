@@ -42,9 +42,7 @@ class Command(KbCommand):
                         f"{slug}: skipping {filename} (needs line types {sorted(types - set(LINE_TYPES))})."
                     )
                     continue
-                result = import_bank(
-                    bank, text, reason=f"demo data {filename}", missing_only=True
-                )
+                result = import_bank(bank, text, reason=f"demo data {filename}", missing_only=True)
                 changed = ", ".join(
                     f"{k} {v}"
                     for k, v in result.items()
