@@ -262,6 +262,11 @@ class EntryLines:
                     state.by_ref[existing.short_id] = existing.pk
                     if current["key"]:
                         state.by_ref[current["key"]] = existing.pk
+                # A line upserting by key may carry another id (or a new key): later lines
+                # naming the entry by the line's names mean this entry.
+                for name in (data["short_id"], values.get("key")):
+                    if name:
+                        state.by_ref.setdefault(name, existing.pk)
                 planned.append((values, current, data["resolved_ref"]))
         changed: dict[int, dict] = {}  # by id: two lines naming one entry, the last wins
         for values, current, resolved_ref in planned:

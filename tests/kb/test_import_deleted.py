@@ -173,3 +173,25 @@ def test_rest_multipart_import_takes_restore_deleted_as_a_form_field(
     assert response.status_code == 202, response.content
     job = curator.get(f"/api/v1/jobs/{response.json()['job']}").json()
     assert job["status"] == "succeeded" and job["result"]["restored"] == 1
+
+
+def test_a_line_upserting_by_key_with_another_id_binds_edges_to_the_entry(bank):
+    import_bank(bank, jl(A, B))
+    renamed = {**A, "id": "0000dddd", "title": "Alpha by key"}
+    text = jl(renamed, {"type": "edge", "from": "0000dddd", "to": "0000bbbb", "relation": "cites"})
+    result = import_bank(bank, text)
+    assert result["updated"] == 1 and result["edges_created"] == 1
+    edge = Edge.objects.get(bank=bank, invalidated_at__isnull=True)
+    assert edge.from_entry.short_id == "0000aaaa" and edge.from_entry.title == "Alpha by key"
+
+
+def test_creating_an_entry_with_a_deleted_entrys_key_says_so(bank, client_rw):
+    import_bank(bank, jl(A))
+    delete_entry(bank, "0000aaaa", "obsolete")
+    body = {"title": "Alpha anew", "content": "The alpha service.", "key": "svc:a"}
+    response = client_rw.post(
+        "/api/v1/banks/acme/entries", {**body, "lifetime": {"durable": True}}, format="json"
+    )
+    assert response.status_code == 409
+    error = response.json()["error"]
+    assert error["code"] == "duplicate_key" and "deleted" in error["message"]
