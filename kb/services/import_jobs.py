@@ -6,7 +6,7 @@ counts, failed with the bad lines); the import itself is :func:`kb.services.bulk
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from kb import audit
@@ -37,6 +37,11 @@ def queue_import_job(bank: Bank, text: str, actor: str, *, restore_deleted: bool
         transaction.on_commit(lambda: task.delay(job.pk))
     return job
 
+
+CONFLICT_MESSAGE = (
+    "The file conflicts with rows written meanwhile (a concurrent import or edit); nothing "
+    "was written. Import it again."
+)
 
 # Where each write phase sits on a job's progress bar: (start, width) as fractions.
 WRITE_PHASES = {
@@ -89,6 +94,15 @@ def run_import_job(job_id: int, restore_deleted: bool = False) -> str:
                 status=JobStatus.FAILED,
                 errors=exc.extra.get("errors", []),
                 result={"message": exc.message, **attempt_details(job)},
+                finished_at=timezone.now(),
+            )
+            return JobStatus.FAILED
+        except IntegrityError as exc:  # a row written meanwhile by another writer
+            Job.objects.filter(pk=job.pk).update(
+                status=JobStatus.FAILED,
+                errors=[{"line": None, "message": CONFLICT_MESSAGE, "code": "conflict"}],
+                result={"message": f"{CONFLICT_MESSAGE} ({str(exc).splitlines()[0]})"}
+                | attempt_details(job),
                 finished_at=timezone.now(),
             )
             return JobStatus.FAILED
