@@ -230,19 +230,21 @@ RESTORE_DELETED_DOC = (
 
 
 def restore_deleted_flag(request, form_value) -> bool:
-    """``restore_deleted`` from the query string or a multipart form field: true or false."""
-    raw = single_param(request.query_params, "restore_deleted")
-    if raw is None and form_value is not None:
-        raw = form_value
-    flag = "false" if raw is None else str(raw).strip().lower()
-    if flag not in {"true", "false"}:
+    """``restore_deleted`` from the query string and/or a multipart form field, each true or
+    false; restoring is asked for when either says true."""
+    given = [
+        str(v).strip().lower()
+        for v in (single_param(request.query_params, "restore_deleted"), form_value)
+        if v is not None
+    ]
+    if any(v not in {"true", "false"} for v in given):
         raise ApiError(
             400,
             "invalid_input",
             "restore_deleted is true or false.",
             {"restore_deleted": "Not a boolean."},
         )
-    return flag == "true"
+    return "true" in given
 
 
 class ImportView(BankAPIView):
