@@ -29,12 +29,12 @@ def embed_entries_task(entry_ids: list[int], job_id: int | None = None) -> int:
 
 
 @shared_task(name="kb.run_import_job", acks_late=True)
-def run_import_job(job_id: int) -> str:
+def run_import_job(job_id: int, restore_deleted: bool = False) -> str:
     """Run a queued import job; a job that already finished is left alone."""
     from kb.services.import_jobs import run_import_job as run
 
     with audit.acting_as("celery:import"):
-        return run(job_id)
+        return run(job_id, restore_deleted=restore_deleted)
 
 
 @shared_task(name="kb.ensure_bank_vector_indexes", acks_late=True)

@@ -43,6 +43,52 @@ def add_edges_and_aliases(entry: Entry, data: dict) -> None:
             }
         )
     data["edges"] = edges
+    add_correction_marks(entry, edges, data)
     data["aliases"] = list(
         Alias.objects.filter(entry=entry).order_by("surface").values_list("surface", flat=True)
     )
+
+
+CORRECTION_MARKS = {"corrects": "corrected_by", "supersedes": "superseded_by"}
+
+
+def add_correction_marks(entry: Entry, edges: list[dict], data: dict) -> None:
+    """``corrected_by``/``superseded_by``: the current corrector (the lowest edge id when
+    several); ``correction_removed``: corrections whose corrector was deleted with no entry
+    taking them over (see :func:`graph.curation.delete.plan_delete`), so a reader knows the
+    entry was once corrected rather than seeing nothing."""
+    for relation, name in CORRECTION_MARKS.items():
+        data[name] = next(
+            (
+                e["entry"]["id"]
+                for e in edges
+                if e["relation"] == relation and e["direction"] == "in"
+            ),
+            None,
+        )
+    removed = (
+        Edge.objects.filter(
+            bank_id=entry.bank_id,
+            to_entry=entry,
+            type__name__in=list(CORRECTION_MARKS),
+            invalidated_at__isnull=False,
+            from_entry__status="deleted",
+        )
+        .select_related("type", "from_entry")
+        .order_by("id")
+    )
+    seen = set()
+    data["correction_removed"] = []
+    for edge in removed:
+        key = (edge.from_entry_id, edge.type.name)
+        if data[CORRECTION_MARKS[edge.type.name]] is not None or key in seen:
+            continue  # still corrected (by the replacement, or by another entry)
+        seen.add(key)
+        data["correction_removed"].append(
+            {
+                "by": edge.from_entry.short_id,
+                "title": edge.from_entry.title,
+                "relation": edge.type.name,
+                "removed_at": iso(edge.invalidated_at),
+            }
+        )

@@ -33,6 +33,11 @@ urlpatterns = [
         views.EntryRestoreView.as_view(),
         name="entry-restore",
     ),
+    path(
+        "banks/<slug:bank>/entries/<str:entry_id>/delete-plan",
+        views.EntryDeletePlanView.as_view(),
+        name="entry-delete-plan",
+    ),
     path("banks/<slug:bank>/resolve", views.ResolveView.as_view(), name="resolve"),
     path("banks/<slug:bank>/merges", views.MergeView.as_view(), name="merge"),
     path(

@@ -9,6 +9,7 @@ from graph.api import schemas as graph_schemas
 from graph.api.render import edge_json
 from graph.curation import lifecycle, revert
 from graph.curation import merge as curation
+from graph.curation.delete import delete_preview
 from graph.edges import links as edges
 from graph.resolution.aliases import resolve
 from graph.retrieval.query import QueryParams, run_query
@@ -278,3 +279,13 @@ class EntryRestoreView(BankAPIView):
             bank_obj, entry_id, reason=str(body.get("reason") or ""), actor=actor_for(request)
         )
         return Response(entry_detail(find_entry(bank_obj, entry.short_id)))
+
+
+class EntryDeletePlanView(BankAPIView):
+    @extend_schema(
+        responses={200: schemas.DeletePlanSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
+        summary="Preview what deleting an entry does (bridges, corrections carried or removed)",
+    )
+    def get(self, request, bank: str, entry_id: str):
+        bank_obj = bank_for(request, bank, Scope.READ)
+        return Response(delete_preview(bank_obj, entry_id).as_json())

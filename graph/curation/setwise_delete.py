@@ -43,7 +43,10 @@ def apply_delete(bank: Bank, plan, reason: str, op) -> DeleteWrite:
                 to_entry_id=out.to_entry_id,
                 type=bridge.relation,
                 note=(
-                    f"Bridged over deleted {entry.short_id} ({into.type.name}, "
+                    f"Takes over the {out.type.name} edge of deleted {entry.short_id}, "
+                    f"which the source {into.type.name}."
+                    if bridge.carried
+                    else f"Bridged over deleted {entry.short_id} ({into.type.name}, "
                     f"then {out.type.name})."
                 ),
                 evidence={

@@ -98,6 +98,9 @@ class RelationLines:
         types.setdefault(name, EdgeType(bank=ctx.bank, **data))
         return data
 
+    def present(self, ctx: ImportContext, obj: dict) -> bool:
+        return obj.get("name") in _types(ctx)
+
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
         upsert_vocabulary(state, EdgeType, items, "relations")
 
@@ -131,13 +134,29 @@ def _phrases(value, field: str) -> list[str]:
 class AliasLines:
     order = 2
 
+    def present(self, ctx: ImportContext, obj: dict) -> bool:
+        """The named entry is gone, or this (form, entry) pair exists or existed."""
+        named, surface = obj.get("entry"), obj.get("alias")
+        ref = ctx.refs().get(named) if isinstance(named, str) else None
+        if ref is None:
+            return ctx.deleted(named) is not None if isinstance(named, str) else False
+        pk = ctx.bank_pk(ref)
+        if pk is None or not isinstance(surface, str):
+            return False
+        ever = ctx.extra.get("alias_pairs")
+        if ever is None:
+            rows = Alias.history.filter(bank_id=ctx.bank.pk).values_list("normalized", "entry_id")
+            ever = ctx.extra["alias_pairs"] = set(rows)
+        return (normalize(surface), pk) in ever
+
     def validate(self, ctx: ImportContext, line: int, obj: dict) -> dict:
         unknown = sorted(set(obj) - {"type", "entry", "alias", "source"})
         if unknown:
             raise InvalidInput(f"Unknown fields on an alias line: {', '.join(unknown)}.")
-        ref, surface = obj.get("entry"), obj.get("alias")
-        if not isinstance(ref, str) or not ctx.entry_exists(ref):
-            raise InvalidInput(f"alias names no entry of the file or bank: {ref!r}.")
+        named, surface = obj.get("entry"), obj.get("alias")
+        ref = ctx.refs().get(named) if isinstance(named, str) else None  # merged: survivor
+        if ref is None:
+            raise ctx.unknown_ref(named, "alias")
         if not isinstance(surface, str) or not normalize(surface) or len(surface) > 300:
             raise InvalidInput("alias must be a non-empty string of at most 300 characters.")
         norm = normalize(surface)
@@ -203,8 +222,38 @@ def _require_linkable_ends(lines: dict[int, int]) -> None:
             )
 
 
+def _ever_linked(ctx: ImportContext) -> set[tuple[int, int, int]]:
+    """Every (from, to, type) the bank ever had an edge for, closed and reverted ones too."""
+    ever = ctx.extra.get("edge_triples_ever")
+    if ever is None:
+        rows = Edge.history.filter(bank_id=ctx.bank.pk).values_list(
+            "from_entry_id", "to_entry_id", "type_id"
+        )
+        ever = ctx.extra["edge_triples_ever"] = set(rows.distinct())
+    return ever
+
+
 class EdgeLines:
     order = 3
+
+    def present(self, ctx: ImportContext, obj: dict) -> bool:
+        """An end is gone, the ends are one entry now (merged), or the bank has or had an edge
+        of this relation between them (a curator may have unlinked it)."""
+        refs = ctx.refs()
+        ends = []
+        for ref in (obj.get("from"), obj.get("to")):
+            canonical = refs.get(ref) if isinstance(ref, str) else None
+            if canonical is None:
+                return isinstance(ref, str) and ctx.deleted(ref) is not None
+            ends.append(canonical)
+        if ends[0] == ends[1]:
+            return ctx.bank_pk(ends[0]) is not None  # two entries merged into one
+        source, target = ctx.bank_pk(ends[0]), ctx.bank_pk(ends[1])
+        relation = _types(ctx).get(obj.get("relation"))
+        if source is None or target is None or relation is None or relation.pk is None:
+            return False
+        return (source, target, relation.pk) in _ever_linked(ctx)
+
     fields = {
         "type",
         "from",
@@ -228,7 +277,7 @@ class EdgeLines:
         for name, ref in (("from", source_ref), ("to", target_ref)):
             canonical = refs.get(ref) if isinstance(ref, str) else None
             if canonical is None:
-                raise InvalidInput(f"{name} names no entry of the file or bank: {ref!r}.")
+                raise ctx.unknown_ref(ref, name)
             ends[name] = canonical
         if ends["from"] == ends["to"]:
             raise InvalidInput("An edge cannot join an entry to itself.")
@@ -276,8 +325,8 @@ class EdgeLines:
                     )
             earlier.append((line, valid_from, valid_to))
         return {
-            "from": source_ref,
-            "to": target_ref,
+            "from": ends["from"],  # a merged-away entry's names resolve to its survivor
+            "to": ends["to"],
             "relation": relation,
             "label": str(label).strip(),
             "note": note,

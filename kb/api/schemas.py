@@ -157,6 +157,13 @@ class EntryLinkSerializer(serializers.Serializer):
     entry = serializers.DictField()
 
 
+class CorrectionRemovedSerializer(serializers.Serializer):
+    by = serializers.CharField(help_text="The deleted entry that corrected this one.")
+    title = serializers.CharField()
+    relation = serializers.ChoiceField(choices=["corrects", "supersedes"])
+    removed_at = serializers.DateTimeField()
+
+
 class EntrySerializer(serializers.Serializer):
     id = serializers.CharField()
     key = serializers.CharField(allow_null=True)
@@ -181,6 +188,20 @@ class EntrySerializer(serializers.Serializer):
     edges = EntryLinkSerializer(many=True)
     aliases = serializers.ListField(child=serializers.CharField())
     merged_from = serializers.CharField(required=False)
+    corrected_by = serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text="The entry whose current corrects edge points here.",
+    )
+    superseded_by = serializers.CharField(
+        required=False, allow_null=True, help_text="The entry that currently supersedes this one."
+    )
+    correction_removed = CorrectionRemovedSerializer(
+        many=True,
+        required=False,
+        help_text="Corrections (or supersessions) whose source was deleted with no entry taking "
+        "them over: the entry was corrected once; read it with that in mind.",
+    )
 
 
 class EntryBatchSerializer(serializers.Serializer):
@@ -352,9 +373,35 @@ class JobQueuedSerializer(serializers.Serializer):
     job = serializers.CharField()
 
 
+class DeleteCorrectionSerializer(serializers.Serializer):
+    """A corrects/supersedes edge of the deleted entry and what becomes of it."""
+
+    relation = serializers.ChoiceField(choices=["corrects", "supersedes"])
+    target = serializers.DictField(help_text="{id, title} of the corrected entry.")
+    carried_to = serializers.DictField(
+        allow_null=True,
+        help_text="{id, title} of the entry that takes the correction over (it supersedes or "
+        "corrects the deleted one); null: the target is marked correction_removed.",
+    )
+    effect = serializers.CharField(help_text="One sentence saying what the target will show.")
+
+
 class DeleteResultSerializer(serializers.Serializer):
     operation = serializers.IntegerField()
     bridged = serializers.IntegerField()
+    corrections = DeleteCorrectionSerializer(many=True, required=False)
+
+
+class DeletePlanSerializer(serializers.Serializer):
+    entry = serializers.DictField(help_text="{id, title} of the entry a delete would remove.")
+    bridges = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Each X→entry→Y pair: {from, to, relation written, through: [in, out], "
+        "already_connected}.",
+    )
+    corrections = DeleteCorrectionSerializer(many=True)
+    edges_closed = serializers.IntegerField()
+    aliases_removed = serializers.ListField(child=serializers.CharField())
 
 
 class AnchorRecallSerializer(serializers.Serializer):

@@ -16,6 +16,7 @@ from kb.api.params import int_param, int_query, reject_undocumented, reject_unkn
 from kb.api.parsers import BoundedMultiPartParser, read_bounded
 from kb.api.render import entry_core, entry_detail
 from kb.errors import NotFound
+from kb.inputs import single_param
 from kb.models import Bank, Job, Scope
 from kb.services import import_jobs
 from kb.services.entries import (
@@ -222,16 +223,48 @@ IMPORT_TEXT = {
 }
 
 
+RESTORE_DELETED_DOC = (
+    "true: an entry line whose id or key names a deleted entry restores it (audited in the "
+    "import operation); false (default): such a line is a line error entry_deleted."
+)
+
+
+def restore_deleted_flag(request, form_value) -> bool:
+    """``restore_deleted`` from the query string and/or a multipart form field, each true or
+    false; restoring is asked for when either says true."""
+    given = [
+        str(v).strip().lower()
+        for v in (single_param(request.query_params, "restore_deleted"), form_value)
+        if v is not None
+    ]
+    if any(v not in {"true", "false"} for v in given):
+        raise ApiError(
+            400,
+            "invalid_input",
+            "restore_deleted is true or false.",
+            {"restore_deleted": "Not a boolean."},
+        )
+    return "true" in given
+
+
 class ImportView(BankAPIView):
     parser_classes = [NDJSONParser, JSONLinesAliasParser, BoundedMultiPartParser]
     max_body_setting = "KB_MAX_IMPORT_BYTES"
 
     @extend_schema(
+        parameters=[OpenApiParameter("restore_deleted", bool, description=RESTORE_DELETED_DOC)],
         request={
             "application/x-ndjson": IMPORT_TEXT,
             "multipart/form-data": {
                 "type": "object",
-                "properties": {"file": IMPORT_TEXT},
+                "properties": {
+                    "file": IMPORT_TEXT,
+                    "restore_deleted": {
+                        "type": "string",
+                        "enum": ["true", "false"],
+                        "description": RESTORE_DELETED_DOC,
+                    },
+                },
                 "required": ["file"],
                 "additionalProperties": False,
             },
@@ -242,18 +275,22 @@ class ImportView(BankAPIView):
     def post(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.CURATE)
         data = request.data
+        form_flag = None
         if isinstance(data, str):
             text = data
         else:
             upload = data.get("file") if hasattr(data, "get") else None
-            if hasattr(data, "keys") and set(data.keys()) - {"file"}:
-                unknown = sorted(set(data.keys()) - {"file"})
+            if hasattr(data, "keys") and set(data.keys()) - {"file", "restore_deleted"}:
+                unknown = sorted(set(data.keys()) - {"file", "restore_deleted"})
                 raise ApiError(
                     400,
                     "invalid_input",
                     f"Unknown parts: {', '.join(unknown)}; send the file as 'file'.",
                     dict.fromkeys(unknown, "Unknown part."),
                 )
+            if hasattr(data, "getlist") and "restore_deleted" in data:
+                values = data.getlist("restore_deleted")
+                form_flag = values[0] if len(values) == 1 else "twice"
             if upload is None and data:
                 raise ApiError(
                     400,
@@ -267,8 +304,11 @@ class ImportView(BankAPIView):
                     text = upload.read().decode("utf-8") if upload is not None else ""
             except UnicodeDecodeError as exc:
                 raise ApiError(400, "bad_encoding", "The file must be UTF-8.") from exc
+        restore = restore_deleted_flag(request, form_flag)
         with transaction.atomic():
-            job = import_jobs.queue_import_job(bank_obj, text, actor_for(request))
+            job = import_jobs.queue_import_job(
+                bank_obj, text, actor_for(request), restore_deleted=restore
+            )
         return Response({"job": job.public_id}, status=status.HTTP_202_ACCEPTED)
 
 

@@ -46,14 +46,68 @@ class ImportContext:
     file_entries: dict[str, dict] = field(default_factory=dict)  # id or key -> raw entry line
     new_kinds: dict[str, dict] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # for registered line types
+    # Deleted entries by short_id and key: a line naming one is refused (``entry_deleted``)
+    # unless the import restores deleted entries (an entry line for it then restores it).
+    deleted_by_id: dict[str, Any] = field(default_factory=dict)
+    deleted_by_key: dict[str, Any] = field(default_factory=dict)
+    restore_deleted: bool = False
+    by_pk: dict[int, Any] = field(default_factory=dict)  # every entry, deleted or not
+
+    def survivor(self, entry: Any) -> Any:
+        """The entry a merged-away entry lives on as (itself when not merged)."""
+        seen = {entry.pk}
+        while entry.merged_into_id is not None and entry.merged_into_id not in seen:
+            seen.add(entry.merged_into_id)
+            nxt = self.by_pk.get(entry.merged_into_id)
+            if nxt is None:
+                break
+            entry = nxt
+        return entry
+
+    def deleted(self, ref: str) -> Any:
+        """The deleted entry ``ref`` names (directly, or through a merge into an entry deleted
+        since), unless the file itself defines ``ref``."""
+        if ref in self.file_entries:
+            return None
+        entry = self.deleted_by_id.get(ref) or self.deleted_by_key.get(ref)
+        if entry is not None:
+            return entry
+        entry = self.existing_by_id.get(ref) or self.existing_by_key.get(ref)
+        if entry is not None:
+            end = self.survivor(entry)
+            if end.status == "deleted" and end.short_id not in self.file_entries:
+                return end
+        return None
+
+    def unknown_ref(self, ref: Any, what: str) -> InvalidInput:
+        """The error for a reference that names no usable entry: ``entry_deleted`` (saying
+        how to restore it) when it names a deleted one, else ``entry_not_found``."""
+        gone = self.deleted(ref) if isinstance(ref, str) else None
+        if gone is not None:
+            return entry_deleted_error(gone, what)
+        return InvalidInput(f"{what} names no entry of the file or bank: {ref!r}.")
+
+    def names_bank_entry(self, ref: Any) -> bool:
+        """Whether ``ref`` is the short_id or key of any entry of the bank, deleted or not."""
+        return isinstance(ref, str) and any(
+            ref in table
+            for table in (
+                self.existing_by_id,
+                self.existing_by_key,
+                self.deleted_by_id,
+                self.deleted_by_key,
+            )
+        )
+
+    def bank_pk(self, canonical: str) -> int | None:
+        """The bank entry's id for a canonical name (None for an entry of the file)."""
+        if canonical in self.file_entries:
+            return None
+        entry = self.existing_by_id.get(canonical)
+        return entry.pk if entry is not None else None
 
     def entry_exists(self, ref: str) -> bool:
-        return (
-            ref in self.file_ids
-            or ref in self.file_keys
-            or ref in self.existing_by_id
-            or ref in self.existing_by_key
-        )
+        return ref in self.refs()
 
     def entry_text(self, ref: str) -> dict | None:
         """Title, summary, content and useful_for of an entry named in the file or the bank."""
@@ -63,6 +117,7 @@ class ImportContext:
         entry = self.existing_by_id.get(ref) or self.existing_by_key.get(ref)
         if entry is None:
             return None
+        entry = self.survivor(entry)
         return {
             "title": entry.title,
             "summary": entry.summary,
@@ -71,13 +126,18 @@ class ImportContext:
         }
 
     def canonical_ref(self, ref: str) -> str:
-        """One name per entry: its file line's id (else key), or the existing short_id."""
+        """One name per entry: its file line's id (else key), or the existing short_id. A
+        merged-away entry's names resolve to its survivor; None when that was deleted."""
         raw = self.file_entries.get(ref)
         if raw is not None:
             return raw.get("id") or raw.get("key")
         entry = self.existing_by_id.get(ref) or self.existing_by_key.get(ref)
         if entry is None:
             return ref
+        entry = self.survivor(entry)
+        if entry.status == "deleted":
+            raw = self.file_entries.get(entry.short_id)  # restored by this file
+            return (raw.get("id") or raw.get("key")) if raw is not None else None
         for candidate in (entry.short_id, entry.key):
             if candidate and candidate in self.file_entries:
                 raw = self.file_entries[candidate]
@@ -90,8 +150,23 @@ class ImportContext:
         cached = self.extra.get("refs")
         if cached is None:
             names = {*self.existing_by_id, *self.existing_by_key, *self.file_entries}
-            cached = self.extra["refs"] = {name: self.canonical_ref(name) for name in names}
+            cached = self.extra["refs"] = {
+                name: canonical
+                for name in names
+                if (canonical := self.canonical_ref(name)) is not None
+            }
         return cached
+
+
+def entry_deleted_error(entry: Any, what: str = "This line") -> InvalidInput:
+    """``entry_deleted``: the line names a deleted entry; says how to bring it back."""
+    return InvalidInput(
+        f"{what} names entry {entry.short_id}, which was deleted. To restore it, import "
+        "this file again with restore_deleted (REST: ?restore_deleted=true or a "
+        "'restore_deleted' form field; command: --restore-deleted) with an entry line for "
+        "it, or revert the delete operation.",
+        code="entry_deleted",
+    )
 
 
 @dataclass
@@ -130,6 +205,9 @@ class LineType(Protocol):
     ) -> None: ...
 
     def export(self, bank: Bank) -> Iterable[dict]: ...
+
+    # Optional: ``present(ctx, obj) -> bool``, whether the bank has (or had, until a curator
+    # removed it) what the line describes; a missing-only import skips such lines.
 
 
 LINE_TYPES: dict[str, LineType] = {}
@@ -209,15 +287,21 @@ def parse_lines(text: str) -> tuple[list[tuple[int, dict]], list[dict]]:
     return objects, errors
 
 
-def _context(bank: Bank) -> ImportContext:
+def _context(bank: Bank, restore_deleted: bool = False) -> ImportContext:
     from kb.services.bulk_entries import known_entries
 
-    existing = known_entries(bank)
+    everything = known_entries(bank)
+    existing = [e for e in everything if e.status != "deleted"]
+    deleted = [e for e in everything if e.status == "deleted"]
     return ImportContext(
         bank=bank,
         kinds=kinds_for_bank(bank),
         existing_by_id={e.short_id: e for e in existing},
         existing_by_key={e.key: e for e in existing if e.key},
+        deleted_by_id={e.short_id: e for e in deleted},
+        deleted_by_key={e.key: e for e in deleted if e.key},
+        restore_deleted=restore_deleted,
+        by_pk={e.pk: e for e in everything},
     )
 
 
@@ -226,16 +310,30 @@ def validate_import(
     text: str,
     progress: Progress | None = None,
     timings: dict[str, float] | None = None,
+    *,
+    restore_deleted: bool = False,
+    missing_only: bool = False,
+    skipped: list[int] | None = None,
 ) -> tuple[list[PlannedLine], list[dict]]:
-    """Check every line; return the plan and every error found (line number and reason).
-    ``timings`` (when given) receives the seconds of ``parse`` and ``validate``."""
+    """Check every line; return the plan and every error found (line number, reason and, for
+    refusals with a code of their own such as ``entry_deleted``, that code). ``timings``
+    (when given) receives the seconds of ``parse`` and ``validate``.
+
+    ``missing_only`` plans only what the bank never had: a line whose line type says it is
+    ``present`` (the entry's id or key was ever used, the vocabulary row exists, the edge or
+    alias exists or existed, or names an entry deleted since) is left out, its number added
+    to ``skipped``."""
     started = time.perf_counter()
     objects, errors = parse_lines(text)
     parsed = time.perf_counter()
-    ctx = _context(bank)
+    ctx = _context(bank, restore_deleted)
     # Pass 1: declarations and entry identities, so later lines may refer to them in any order.
     for number, obj in objects:
         if obj["type"] == "entry":
+            if missing_only and (
+                ctx.names_bank_entry(obj.get("id")) or ctx.names_bank_entry(obj.get("key"))
+            ):
+                continue  # the bank's entry stands for it, as curators left it
             for name, table in (("id", ctx.file_ids), ("key", ctx.file_keys)):
                 value = obj.get(name)
                 if isinstance(value, str) and value:
@@ -259,13 +357,23 @@ def validate_import(
     for order in sorted(groups):
         for number, obj in groups[order]:
             kind = obj["type"]
+            present = getattr(LINE_TYPES[kind], "present", None)
+            if missing_only and present is not None and present(ctx, obj):
+                if skipped is not None:
+                    skipped.append(number)
+                done += 1
+                continue
             try:
                 plan.append(PlannedLine(number, kind, LINE_TYPES[kind].validate(ctx, number, obj)))
             except InvalidInput as exc:
                 detail = "; ".join(f"{k}: {v}" for k, v in exc.fields.items()) if exc.fields else ""
-                errors.append(
-                    {"line": number, "message": exc.message + (f" ({detail})" if detail else "")}
-                )
+                error = {
+                    "line": number,
+                    "message": exc.message + (f" ({detail})" if detail else ""),
+                }
+                if exc.code not in (InvalidInput.code, "invalid_entry"):
+                    error["code"] = exc.code
+                errors.append(error)
             done += 1
             if progress and (done % 500 == 0 or done == total):
                 progress("validating", done, total)
@@ -310,6 +418,8 @@ def import_bank(
     progress: Progress | None = None,
     embed: bool = True,
     timings: dict[str, float] | None = None,
+    restore_deleted: bool = False,
+    missing_only: bool = False,
 ) -> dict:
     """Validate ``text`` whole, then write it in one operation, set-wise (COPY with history
     rows stamped with the operation). Raises ``ImportFailed`` (with every bad line) and
@@ -319,9 +429,21 @@ def import_bank(
 
     ``timings`` (a dict, when given) receives seconds per phase: ``parse``, ``validate``,
     ``write <type> lines`` for each line type written, and ``commit`` (the deferred checks).
-    Python's cyclic garbage collector is paused meanwhile (see :func:`gc_paused`)."""
+    Python's cyclic garbage collector is paused meanwhile (see :func:`gc_paused`).
+
+    A line naming a deleted entry (by id or key, or through an edge, alias or lifetime) is a
+    line error ``entry_deleted``; with ``restore_deleted`` an entry line for it restores it
+    (its history row is stamped with the import operation, like every other write). Names of
+    a merged-away entry resolve to its survivor in references; an entry line for one is a
+    line error ``entry_merged``.
+
+    ``missing_only`` adds only what the bank never had (see :func:`validate_import`): what
+    curators changed, deleted, merged or unlinked stays as they left it; ``skipped`` counts
+    the lines left out. The demo loader runs this way."""
     with gc_paused():
-        return _import_bank(bank, text, actor, reason, progress, embed, timings)
+        return _import_bank(
+            bank, text, actor, reason, progress, embed, timings, restore_deleted, missing_only
+        )
 
 
 @contextlib.contextmanager
@@ -338,15 +460,34 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _import_bank(bank, text, actor, reason, progress, embed, timings) -> dict:
+def _import_bank(
+    bank, text, actor, reason, progress, embed, timings, restore_deleted, missing_only
+) -> dict:
     timings = timings if timings is not None else {}
-    plan, errors = validate_import(bank, text, progress, timings)
+    skipped: list[int] = []
+    plan, errors = validate_import(
+        bank,
+        text,
+        progress,
+        timings,
+        restore_deleted=restore_deleted,
+        missing_only=missing_only,
+        skipped=skipped,
+    )
     if errors:
         raise ImportFailed(
             f"The file has {len(errors)} bad line(s); nothing was written.",
             extra={"errors": errors[:1000]},
         )
-    counts = {"created": 0, "updated": 0, "unchanged": 0, "kinds_created": 0, "kinds_updated": 0}
+    counts = {
+        "created": 0,
+        "updated": 0,
+        "unchanged": 0,
+        "kinds_created": 0,
+        "kinds_updated": 0,
+    }
+    if missing_only:
+        counts["skipped"] = len(skipped)
     by_type: dict[str, list[PlannedLine]] = {}
     for item in plan:
         by_type.setdefault(item.type, []).append(item)
@@ -366,7 +507,7 @@ def _import_bank(bank, text, actor, reason, progress, embed, timings) -> dict:
                     timings[f"write {name} lines"] = 0.0  # listed before its parts, if any
                     handler.apply(state, by_type[name], progress)
                     timings[f"write {name} lines"] = time.perf_counter() - started
-            changed = sum(v for k, v in counts.items() if not k.endswith("unchanged"))
+            changed = sum(v for k, v in counts.items() if not k.endswith(("unchanged", "skipped")))
             op.details = {**op.details, **counts}
             op.save(update_fields=["details"])
             if changed == 0:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.db.models import Q
 from django.utils import timezone
 
 from kb import audit
@@ -24,6 +25,7 @@ from kb.services.bulk import (
     ImportContext,
     PlannedLine,
     Progress,
+    entry_deleted_error,
     register_line_type,
     upsert_vocabulary,
 )
@@ -68,14 +70,23 @@ class Known:
     summary: str
     content: str
     useful_for: str
+    status: str
+    merged_into_id: int | None
 
 
 def known_entries(bank: Bank) -> list[Known]:
-    """The bank's entries that are not deleted, as :class:`Known` (one read)."""
-    rows = (
-        Entry.objects.filter(bank=bank)
-        .exclude(status=EntryStatus.DELETED)
-        .values_list("pk", "short_id", "key", "title", "summary", "content", "useful_for")
+    """Every entry of the bank, deleted and merged ones included, as :class:`Known` (one
+    read): validation tells a deleted or merged-away id from an unknown one."""
+    rows = Entry.objects.filter(bank=bank).values_list(
+        "pk",
+        "short_id",
+        "key",
+        "title",
+        "summary",
+        "content",
+        "useful_for",
+        "status",
+        "merged_into_id",
     )
     return [Known(*row) for row in rows.iterator(chunk_size=20_000)]
 
@@ -108,6 +119,9 @@ class KindLines:
             ctx.kinds[name] = EntryKind(bank=ctx.bank, **data)  # unsaved placeholder for validation
         return data
 
+    def present(self, ctx: ImportContext, obj: dict) -> bool:
+        return obj.get("name") in ctx.kinds
+
     def apply(self, state: ApplyState, items: list[PlannedLine], progress: Progress | None) -> None:
         upsert_vocabulary(state, EntryKind, items, "kinds")
 
@@ -130,17 +144,20 @@ ENTRY_ALLOWED = tuple(f for f in CREATE_FIELDS if f != "connections")
 class EntryLines:
     order = 1
 
+    def present(self, ctx: ImportContext, obj: dict) -> bool:
+        """Its id or key was ever an entry of the bank (deleted and merged ones count)."""
+        return ctx.names_bank_entry(obj.get("id")) or ctx.names_bank_entry(obj.get("key"))
+
     def validate(self, ctx: ImportContext, line: int, obj: dict) -> dict:
         body = {k: v for k, v in obj.items() if k not in ("type", "id", "status")}
         resolved_ref = None
         lifetime = body.get("lifetime")
         if isinstance(lifetime, dict) and set(lifetime) == {"resolved_by"}:
             # May point at an entry defined later in the file: check it here, bind it on apply.
-            resolved_ref = lifetime["resolved_by"]
-            if not isinstance(resolved_ref, str) or not ctx.entry_exists(resolved_ref):
-                raise InvalidInput(
-                    f"lifetime.resolved_by names no entry of the file or bank: {resolved_ref!r}."
-                )
+            named = lifetime["resolved_by"]
+            resolved_ref = ctx.refs().get(named) if isinstance(named, str) else None
+            if resolved_ref is None:
+                raise ctx.unknown_ref(named, "lifetime.resolved_by")
             body["lifetime"] = {"durable": True}
         data = clean_entry_data(
             ctx.bank, body, allowed=ENTRY_ALLOWED, kinds=ctx.kinds, lifetime_required=False
@@ -152,16 +169,29 @@ class EntryLines:
         if status not in IMPORTABLE_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(sorted(IMPORTABLE_STATUSES))}.")
         key = data.get("key")
-        by_id = ctx.existing_by_id.get(short_id) if short_id else None
-        by_key = ctx.existing_by_key.get(key) if key else None
+        by_id = _named(ctx, short_id)
+        by_key = _named(ctx, key)
         if by_id and by_key and by_id.pk != by_key.pk:
             raise InvalidInput(
                 f"id {short_id!r} and key {key!r} name two different existing entries."
             )
+        existing = by_id or by_key
+        if existing is not None and existing.status == EntryStatus.DELETED:
+            if not ctx.restore_deleted:
+                raise entry_deleted_error(existing, "This entry line")
+            data["restore"] = True
+        if existing is not None and existing.status == EntryStatus.MERGED:
+            survivor = ctx.survivor(existing)
+            raise InvalidInput(
+                f"Entry {existing.short_id} was merged into {survivor.short_id}; its id and "
+                f"key now name {survivor.short_id}. Write this line for {survivor.short_id} "
+                "(its own id) or drop it.",
+                code="entry_merged",
+            )
         data["status"] = status
         data["short_id"] = short_id
         data["resolved_ref"] = resolved_ref
-        data["existing"] = by_id or by_key
+        data["existing"] = existing
         if "lifetime" not in obj:
             data.update({"durable": True, "expires_at": None, "resolved_by": None})
         return data
@@ -173,10 +203,11 @@ class EntryLines:
         actor = audit.current().actor
         kinds = kinds_for_bank(state.bank)  # after the kind phase: declared kinds now have ids
         # The bank's entries as they are now, in the transaction: what the file compares with.
+        restoring = {i.data["existing"].pk for i in items if i.data.get("restore")}
         present = {
             row[0]: row
             for row in Entry.objects.filter(bank=state.bank)
-            .exclude(status=EntryStatus.DELETED)
+            .exclude(Q(status=EntryStatus.DELETED) & ~Q(pk__in=restoring))
             .values_list("pk", *PRESENT_COLUMNS[1:])
             .iterator(chunk_size=20_000)
         }
@@ -192,7 +223,8 @@ class EntryLines:
             values = {
                 k: v
                 for k, v in data.items()
-                if k not in ("existing", "short_id", "resolved_ref", "resolved_by", "kind")
+                if k
+                not in ("existing", "short_id", "resolved_ref", "resolved_by", "kind", "restore")
             }
             values["kind_id"] = kinds[data["kind"].name].pk
             if data.get("resolved_by") is not None:
@@ -219,11 +251,22 @@ class EntryLines:
                 planned.append((values, None, data["resolved_ref"]))
             else:
                 row = present.get(existing.pk)
-                if row is None:  # deleted or moved since validation
-                    raise InvalidInput(
-                        f"line {item.line}: entry {existing.short_id} was deleted meanwhile."
+                if row is None or (row[PRESENT_COLUMNS.index("status")] == EntryStatus.MERGED):
+                    raise InvalidInput(  # deleted or merged since validation
+                        f"line {item.line}: entry {existing.short_id} was deleted or merged "
+                        "meanwhile; import again.",
+                        code="entry_deleted" if row is None else "entry_merged",
                     )
                 current = dict(zip(PRESENT_COLUMNS, row, strict=True))
+                if data.get("restore"):  # its names work again for the later line types
+                    state.by_ref[existing.short_id] = existing.pk
+                    if current["key"]:
+                        state.by_ref[current["key"]] = existing.pk
+                # A line upserting by key may carry another id (or a new key): later lines
+                # naming the entry by the line's names mean this entry.
+                for name in (data["short_id"], values.get("key")):
+                    if name:
+                        state.by_ref.setdefault(name, existing.pk)
                 planned.append((values, current, data["resolved_ref"]))
         changed: dict[int, dict] = {}  # by id: two lines naming one entry, the last wins
         for values, current, resolved_ref in planned:
@@ -242,6 +285,7 @@ class EntryLines:
                 row["status_changed_at"] = now
             row["updated_at"] = now
             changed[row["id"]] = row
+        restored = sum(1 for row in changed.values() if present_status(present, row) == "deleted")
         if created:
             copy_dicts(
                 Entry,
@@ -256,7 +300,9 @@ class EntryLines:
         if changed:
             columns = [*ENTRY_COMPARED_FIELDS, "status_changed_at", "updated_at"]
             update_rows(Entry, list(changed.values()), columns, when=now)
-            state.counts["updated"] += len(changed)
+            state.counts["updated"] += len(changed) - restored
+            if restored:
+                state.counts["restored"] = state.counts.get("restored", 0) + restored
             state.changed_entry_ids.update(changed)
         if progress:
             progress("writing", len(items), len(items))
@@ -269,6 +315,23 @@ class EntryLines:
         )
         for e in entries.iterator(chunk_size=2000):
             yield entry_line(e)
+
+
+def present_status(present: dict, row: dict) -> str:
+    """The status an entry had before this import wrote ``row`` for it."""
+    return present[row["id"]][PRESENT_COLUMNS.index("status")]
+
+
+def _named(ctx: ImportContext, ref: str | None):
+    """The bank's entry (deleted ones included) whose short_id or key is ``ref``."""
+    if not ref:
+        return None
+    return (
+        ctx.existing_by_id.get(ref)
+        or ctx.existing_by_key.get(ref)
+        or ctx.deleted_by_id.get(ref)
+        or ctx.deleted_by_key.get(ref)
+    )
 
 
 def _fresh_short_id(taken: set[str]) -> str:

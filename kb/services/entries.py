@@ -218,9 +218,18 @@ def clean_entry_data(
 def _check_key_free(bank: Bank, key: str | None, exclude_pk: int | None = None) -> None:
     from kb.errors import Conflict
 
-    if key and Entry.objects.filter(bank=bank, key=key).exclude(pk=exclude_pk).exists():
+    holder = (
+        Entry.objects.filter(bank=bank, key=key).exclude(pk=exclude_pk).first() if key else None
+    )
+    if holder is not None:
+        gone = (
+            f" (entry {holder.short_id}, deleted: revert its delete, or import it with "
+            "restore_deleted, to use it again)"
+            if holder.status == "deleted"
+            else ""
+        )
         raise Conflict(
-            f"Another entry of this bank already has key {key!r}.",
+            f"Another entry of this bank already has key {key!r}{gone}.",
             code="duplicate_key",
             fields={"key": "Another entry of this bank has this key."},
         )

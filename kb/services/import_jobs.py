@@ -6,7 +6,7 @@ counts, failed with the bad lines); the import itself is :func:`kb.services.bulk
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from kb import audit
@@ -16,8 +16,9 @@ from kb.models import Bank, Job, JobStatus, OperationKind
 from kb.services.bulk import ImportFailed, import_bank
 
 
-def queue_import_job(bank: Bank, text: str, actor: str) -> Job:
-    """Store the file as a job and run it on the task queue after commit."""
+def queue_import_job(bank: Bank, text: str, actor: str, *, restore_deleted: bool = False) -> Job:
+    """Store the file as a job and run it on the task queue after commit (``restore_deleted``
+    travels with the task: see :func:`kb.services.bulk.import_bank`)."""
     from kb.tasks import run_import_job as task
 
     if not text.strip():
@@ -30,9 +31,17 @@ def queue_import_job(bank: Bank, text: str, actor: str) -> Job:
         payload=text,
         progress_total=sum(1 for line in text.splitlines() if line.strip()),
     )
-    transaction.on_commit(lambda: task.delay(job.pk))
+    if restore_deleted:
+        transaction.on_commit(lambda: task.delay(job.pk, restore_deleted=True))
+    else:
+        transaction.on_commit(lambda: task.delay(job.pk))
     return job
 
+
+CONFLICT_MESSAGE = (
+    "The file conflicts with rows written meanwhile (a concurrent import or edit); nothing "
+    "was written. Import it again."
+)
 
 # Where each write phase sits on a job's progress bar: (start, width) as fractions.
 WRITE_PHASES = {
@@ -43,8 +52,9 @@ WRITE_PHASES = {
 }
 
 
-def run_import_job(job_id: int) -> str:
-    """Run a queued import job once, recording progress, result, errors and attempts on the
+def run_import_job(job_id: int, restore_deleted: bool = False) -> str:
+    """Run a queued import job once (``restore_deleted``: entry lines naming deleted entries
+    restore them instead of failing with ``entry_deleted``), recording progress, result, errors and attempts on the
     job. A redelivered job whose import already committed is only marked (see ``job_runs``)."""
     from kb.services.job_runs import attempt_details, committed_operation, job_run
 
@@ -77,12 +87,22 @@ def run_import_job(job_id: int) -> str:
                         actor=job.actor or None,
                         reason=reason,
                         progress=progress,
+                        restore_deleted=restore_deleted,
                     )
         except ImportFailed as exc:
             Job.objects.filter(pk=job.pk).update(
                 status=JobStatus.FAILED,
                 errors=exc.extra.get("errors", []),
                 result={"message": exc.message, **attempt_details(job)},
+                finished_at=timezone.now(),
+            )
+            return JobStatus.FAILED
+        except IntegrityError as exc:  # a row written meanwhile by another writer
+            Job.objects.filter(pk=job.pk).update(
+                status=JobStatus.FAILED,
+                errors=[{"line": None, "message": CONFLICT_MESSAGE, "code": "conflict"}],
+                result={"message": f"{CONFLICT_MESSAGE} ({str(exc).splitlines()[0]})"}
+                | attempt_details(job),
                 finished_at=timezone.now(),
             )
             return JobStatus.FAILED

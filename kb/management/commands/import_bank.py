@@ -15,6 +15,12 @@ class Command(KbCommand):
         parser.add_argument("slug")
         parser.add_argument("file")
         parser.add_argument("--reason", default="import")
+        parser.add_argument(
+            "--restore-deleted",
+            action="store_true",
+            help="Entry lines naming deleted entries restore them (else each is a line error "
+            "entry_deleted).",
+        )
 
     def handle_kb(self, *args, **options):
         path = Path(options["file"])
@@ -24,7 +30,13 @@ class Command(KbCommand):
         bank, _ = ensure_bank(options["slug"])
 
         with self.phase_progress() as progress:
-            result = import_bank(bank, text, reason=options["reason"], progress=progress)
+            result = import_bank(
+                bank,
+                text,
+                reason=options["reason"],
+                progress=progress,
+                restore_deleted=options["restore_deleted"],
+            )
         summary = ", ".join(f"{k} {v}" for k, v in result.items() if k not in ("operation",) and v)
         op = result.get("operation")
         self.stdout.write(

@@ -22,7 +22,10 @@ DEMO_BANKS = [
 
 
 class Command(KbCommand):
-    help = "Load the demo banks once (idempotent: re-running changes nothing) and embed them."
+    help = (
+        "Load the demo banks: add only what they never had (curators' edits, deletions, merges "
+        "and unlinks stay as they are; re-running changes nothing) and embed them."
+    )
     command_name = "load_demo"
 
     def handle_kb(self, *args, **options):
@@ -39,11 +42,13 @@ class Command(KbCommand):
                         f"{slug}: skipping {filename} (needs line types {sorted(types - set(LINE_TYPES))})."
                     )
                     continue
-                result = import_bank(bank, text, reason=f"demo data {filename}")
+                result = import_bank(bank, text, reason=f"demo data {filename}", missing_only=True)
                 changed = ", ".join(
                     f"{k} {v}"
                     for k, v in result.items()
-                    if v and k not in ("operation", "lines") and not k.endswith("unchanged")
+                    if v
+                    and k not in ("operation", "lines", "skipped")
+                    and not k.endswith("unchanged")
                 )
                 self.stdout.write(
                     f"{slug} ← {filename}: {changed or 'already loaded, nothing changed'}."
