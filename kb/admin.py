@@ -26,7 +26,7 @@ from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from kb import audit
-from kb.errors import Conflict, KbError
+from kb.errors import KbError
 from kb.models import (
     AgentToken,
     Bank,
@@ -223,11 +223,10 @@ class EntryAdminForm(forms.ModelForm):
             if self.instance.pk is None and not data.get("allow_duplicate"):
                 # The service decides again on save; checked here to show it on the form.
                 refuse_duplicate(bank, self.service_data)
-        except Conflict as exc:
-            if exc.code != "duplicate_entry":
-                raise
-            self.add_error("allow_duplicate", exc.message)
         except KbError as exc:
+            if exc.code == "duplicate_entry":
+                self.add_error("allow_duplicate", exc.message)
+                return data
             for name, message in (exc.fields or {}).items():
                 target = self.ERROR_FIELDS.get(name, name)
                 self.add_error(target if target in self.fields else None, message)
