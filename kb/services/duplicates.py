@@ -124,11 +124,14 @@ def _same_text(bank: Bank, title: str, content: str) -> DuplicateMatch | None:
 def _close_vectors(bank: Bank, text: str, threshold: float) -> DuplicateMatch | None:
     from kb.services.embedding import embed_query
 
+    stored = EntryEmbedding.objects.filter(bank=bank, content__isnull=False).exclude(
+        entry__status__in=_GONE
+    )
+    if not stored.exists():
+        return None  # nothing to compare with: the model is not even loaded
     vector = embed_query(text)
     rows = (
-        EntryEmbedding.objects.filter(bank=bank, content__isnull=False)
-        .exclude(entry__status__in=_GONE)
-        .annotate(distance=CosineDistance("content", vector))
+        stored.annotate(distance=CosineDistance("content", vector))
         .filter(distance__lte=1 - threshold)
         .order_by("distance")
         .values_list(
