@@ -76,9 +76,7 @@ def read_allow_duplicate(body: Any) -> bool:
     if not isinstance(body, dict) or "allow_duplicate" not in body:
         return False
     value = body.pop("allow_duplicate")
-    if value is None:
-        return False
-    if not isinstance(value, bool):
+    if not isinstance(value, bool):  # null too: the schema says a boolean
         raise InvalidInput(
             "allow_duplicate must be true or false.",
             code="invalid_entry",

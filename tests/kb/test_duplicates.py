@@ -111,9 +111,10 @@ def test_rest_answers_409_and_allow_duplicate_stores(client_rw, bank):
 
 
 def test_rest_refuses_a_non_boolean_allow_duplicate(client_rw, bank):
-    bad = client_rw.post(ENTRIES, {**RECIPE, "allow_duplicate": "yes"}, format="json")
-    assert bad.status_code == 400
-    assert "allow_duplicate" in bad.json()["error"]["fields"]
+    for value in ("yes", None, 1):
+        bad = client_rw.post(ENTRIES, {**RECIPE, "allow_duplicate": value}, format="json")
+        assert bad.status_code == 400
+        assert "allow_duplicate" in bad.json()["error"]["fields"]
     assert not Entry.objects.filter(bank=bank).exists()
 
 
