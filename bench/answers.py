@@ -111,7 +111,7 @@ def corrections() -> dict:
         ends = {}
         for role in ("stale", "corrector"):
             data = {**p[role], "kind": "fact", "lifetime": {"durable": True}}
-            ends[role] = create_entry(bank, clean_entry_data(bank, data))
+            ends[role] = create_entry(bank, clean_entry_data(bank, data), allow_duplicate=True)
         link(
             bank,
             {

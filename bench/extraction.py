@@ -63,7 +63,7 @@ def build_bank(bank, data: dict) -> dict[str, int]:
         }
         if item.get("key"):
             payload["key"] = item["key"]
-        entry = create_entry(bank, clean_entry_data(bank, payload))
+        entry = create_entry(bank, clean_entry_data(bank, payload), allow_duplicate=True)
         ref = item.get("ref", item["title"])
         if ref in refs:
             raise SystemExit(f"{ref!r} twice in the data set: give one a 'ref'.")
@@ -91,6 +91,10 @@ def score(bank, data: dict, refs: dict[str, int]) -> dict:
         refs[i.get("ref", i["title"])]: i["kind"] for i in data["entries"] if i.get("sentences")
     }
     correct = resolved = unresolved = 0
+    # Sentences labelled with a cue (negation, hypothesis, history, plan, question: gold []):
+    # any proposal quoting one is counted apart, whether or not its ends resolved.
+    cued = {s["text"] for i in data["entries"] for s in i.get("sentences", []) if s.get("cue")}
+    from_cued: list[str] = []
     found: set[tuple] = set()
     wrong: list[str] = []
     per_kind: dict[str, Counter] = defaultdict(Counter)
@@ -99,6 +103,8 @@ def score(bank, data: dict, refs: dict[str, int]) -> dict:
     ):
         kind = kinds.get(p.source_entry_id, "other")
         per_kind[kind]["proposals"] += 1
+        if p.span in cued:
+            from_cued.append(f"{p.from_text} -{p.type.name}-> {p.to_text}  «{p.span}»")
         if p.from_entry_id is None or p.to_entry_id is None:
             unresolved += 1
             per_kind[kind]["unresolved"] += 1
@@ -133,6 +139,8 @@ def score(bank, data: dict, refs: dict[str, int]) -> dict:
         "per_kind": per_kind,
         "wrong": wrong,
         "missed": missed,
+        "cued_sentences": len(cued),
+        "from_cued": from_cued,
     }
 
 
@@ -147,6 +155,13 @@ def report(name: str, run, result: dict, took: float, extra: str = "") -> None:
         f"precision {result['precision']:.3f} ({result['correct']}/{result['resolved']}), "
         f"recall {result['recall']:.3f} (of {result['gold']} gold triples)"
     )
+    if result["cued_sentences"]:
+        print(
+            f"proposals from the {result['cued_sentences']} cue sentences (negated, "
+            f"hypothetical, historical, planned, questions): {len(result['from_cued'])}"
+        )
+        for line in result["from_cued"]:
+            print(f"  {line}")
     print("yield per entry kind (documents with sentences):")
     print(
         f"  {'kind':<10}{'docs':>5}{'gold':>6}{'queued':>8}{'correct':>9}{'unresolved':>11}{'queued/doc':>11}"

@@ -62,7 +62,7 @@ def seed(bank_slug: str, count: int) -> tuple[str, int]:
             "useful_for": f"Use when working on {words[0]} and {words[1]}.",
             "lifetime": {"durable": True},
         }
-        create_entry(bank, clean_entry_data(bank, data))
+        create_entry(bank, clean_entry_data(bank, data), allow_duplicate=True)
     _, raw = create_token(f"bench-mcp-{int(time.time())}", [bank], "read")
     return raw, Entry.objects.filter(bank=bank).count()
 

@@ -188,6 +188,7 @@ VARIABLES: tuple[Variable, ...] = tuple(
         ("KB_OPENAI_API_KEY", "str", "", "Its key (also the extractor's, unless `KB_EXTRACT_LLM_KEY`)."),
         ("KB_SIMILAR_MIN", "float", 0.75, "Cosine from which existing entries are listed as `similar` on a write."),
         ("KB_DUPLICATE_MIN", "float", 0.92, "Cosine from which a write also carries a duplicate warning."),
+        ("KB_DUPLICATE_REFUSE_MIN", "float", 0.92, "A new entry at least this close (content vectors, same numbers stated) to an existing one is refused with 409 duplicate_entry unless allow_duplicate."),
         ("KB_EXTRACT_LLM_URL", "str", "", "OpenAI-compatible chat-completions base (…/v1) of the `llm` extractor; unset, only `local`."),
         ("KB_EXTRACT_LLM_MODEL", "str", "gpt-4o-mini", "The extractor's model."),
         ("KB_EXTRACT_LLM_KEY", "str", "", "The extractor's key (else `KB_OPENAI_API_KEY`)."),

@@ -302,6 +302,11 @@ KB_EXTRACT_LLM_JSON_MODE = env["KB_EXTRACT_LLM_JSON_MODE"]
 # ``similar`` on a new entry; at KB_DUPLICATE_MIN the write also carries a duplicate warning.
 KB_SIMILAR_MIN = env["KB_SIMILAR_MIN"]
 KB_DUPLICATE_MIN = env["KB_DUPLICATE_MIN"]
+# A new entry whose content vector is at least this close to an existing one (and states the
+# same numbers), or whose normalised text is equal, is refused with 409 duplicate_entry unless
+# the write says allow_duplicate (kb/services/duplicates.py; tuned on
+# bench/data/duplicates_tuning.jsonl, reported on the blind set in README "Held-out figures").
+KB_DUPLICATE_REFUSE_MIN = env["KB_DUPLICATE_REFUSE_MIN"]
 # Graph pictures: a bank of at most this many entries with no cached layout is laid out inside
 # the first request; larger ones wait for the refresh job. Edits schedule that job (debounced by
 # KB_LAYOUT_COUNTDOWN seconds) when a broker runs jobs, unless KB_LAYOUT_AUTO_REFRESH says.

@@ -40,6 +40,7 @@ from kb.models import (
 from kb.services import banks as bank_service
 from kb.services import entries as entry_service
 from kb.services import tokens as token_service
+from kb.services.duplicates import refuse_duplicate
 
 admin.site.site_header = "Knowledge Bank"
 admin.site.site_title = "Knowledge Bank admin"
@@ -203,6 +204,13 @@ class EntryAdminForm(forms.ModelForm):
     # Form field -> payload field of the service's errors.
     ERROR_FIELDS = {"anchors": "anchor_files", "lifetime": None}
 
+    allow_duplicate = forms.BooleanField(
+        required=False,
+        label="Store even if it duplicates an entry",
+        help_text="Otherwise a near-exact copy of an existing entry is refused: update or link "
+        "to that entry instead.",
+    )
+
     class Meta:
         model = Entry
         fields = "__all__"
@@ -265,7 +273,13 @@ class EntryAdminForm(forms.ModelForm):
                 bank, self.payload(), allowed=entry_service.EDITABLE_FIELDS
             )
             entry_service.check_entry_values(bank, self.service_data, self.instance.pk)
+            if self.instance.pk is None and not data.get("allow_duplicate"):
+                # The service decides again on save; checked here to show it on the form.
+                refuse_duplicate(bank, self.service_data)
         except KbError as exc:
+            if exc.code == "duplicate_entry":
+                self.add_error("allow_duplicate", exc.message)
+                return data
             for name, message in (exc.fields or {}).items():
                 target = self.ERROR_FIELDS.get(name, name)
                 self.add_error(target if target in self.fields else None, message)
@@ -385,6 +399,13 @@ class EntryAdmin(SimpleHistoryAdmin):
         # entries (retire them instead).
         return False
 
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if obj is not None:
+            return fieldsets
+        # Only a new entry is checked for duplicates; the box lets staff store a copy anyway.
+        return (*fieldsets, ("Duplicates", {"fields": ("allow_duplicate",)}))
+
     def get_readonly_fields(self, request, obj=None):
         fields = tuple(super().get_readonly_fields(request, obj))
         # An entry never moves between banks: its kind, links and history are bank-scoped.
@@ -400,7 +421,11 @@ class EntryAdmin(SimpleHistoryAdmin):
                 else Entry.objects.get(pk=obj.pk)
             )
         else:
-            entry = entry_service.create_entry(form.cleaned_data["bank"], form.service_data)
+            entry = entry_service.create_entry(
+                form.cleaned_data["bank"],
+                form.service_data,
+                allow_duplicate=bool(form.cleaned_data.get("allow_duplicate")),
+            )
         # The admin keeps working with ``obj``: make it the row the service wrote.
         for field in Entry._meta.concrete_fields:
             setattr(obj, field.attname, getattr(entry, field.attname))

@@ -118,6 +118,12 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                     "properties": {"files": STRINGS, "symbols": STRINGS},
                     "description": "Files and symbols this knowledge is about.",
                 },
+                "allow_duplicate": {
+                    "type": "boolean",
+                    "description": "Store it even though it duplicates an existing entry. "
+                    "Without it a near-exact duplicate fails with duplicate_entry naming the "
+                    "existing entry: update or link to that one instead.",
+                },
                 "connections": {
                     "type": "array",
                     "items": {

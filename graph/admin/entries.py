@@ -36,6 +36,7 @@ from graph.admin.common import (
 from graph.admin.entry_actions import EntryCurationActions
 from graph.curation.timeline import entry_timeline
 from graph.edges import links as edge_service
+from graph.edges.notes import note_as_seen
 from graph.models import (
     Alias,
     Edge,
@@ -56,6 +57,16 @@ class ServiceInlineFormSet(BaseInlineFormSet):
 
     def get_form_kwargs(self, index):
         return {**super().get_form_kwargs(index), "parent": self.instance}
+
+    def _construct_form(self, i, **kwargs):
+        form = super()._construct_form(i, **kwargs)
+        edge = form.instance
+        if isinstance(edge, Edge) and edge.pk is not None:
+            # Existing rows are read-only: show the note as read from this entry's end.
+            edge.note = note_as_seen(
+                edge.note, "out" if edge.from_entry_id == self.instance.pk else "in"
+            )
+        return form
 
     def write_through_services(self, request, model_admin) -> None:
         self.new_objects, self.changed_objects, self.deleted_objects = [], [], []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from graph.edges.links import current_edges_of
+from graph.edges.notes import note_as_seen
 from graph.models import Alias, Edge
 from kb.api.render import iso
 from kb.models import Entry
@@ -38,7 +39,7 @@ def add_edges_and_aliases(entry: Entry, data: dict) -> None:
                 "edge_id": edge.pk,
                 "relation": edge.type.name,
                 "direction": "out" if outgoing else "in",
-                "note": edge.note,
+                "note": note_as_seen(edge.note, "out" if outgoing else "in"),
                 "entry": {"id": other.short_id, "title": other.title, "summary": other.summary},
             }
         )

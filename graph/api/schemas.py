@@ -78,7 +78,7 @@ class CandidateSerializer(serializers.Serializer):
 class ResolveSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["resolved", "ambiguous", "not_found"])
     matched = serializers.ChoiceField(
-        choices=["short_id", "key", "alias", "fuzzy"], allow_null=True
+        choices=["short_id", "key", "exact", "alias", "fuzzy"], allow_null=True
     )
     entry = serializers.DictField(allow_null=True)
     candidates = CandidateSerializer(many=True)

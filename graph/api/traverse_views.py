@@ -151,7 +151,9 @@ class TraverseResponseSerializer(serializers.Serializer):
     paths = TraversePathSerializer(many=True)
     nodes = serializers.DictField(help_text="short_id → {title, kind, key}")
     edges = serializers.DictField(
-        help_text="edge id → {from, to, relation, note, evidence, valid_from, valid_to, recorded_at}"
+        help_text="edge id → {from, to, relation, note, note_in, evidence, valid_from, valid_to, "
+        "recorded_at}; note is read from the from end, note_in from the to end (they differ "
+        "for system notes)"
     )
     truncated = serializers.BooleanField()
     limits_hit = serializers.ListField(child=serializers.CharField())

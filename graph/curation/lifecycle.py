@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.utils import timezone
 
 from graph.edges.links import _entry, clean_link, current_q, write_edge
+from graph.edges.notes import supersede_note
 from graph.models import Edge
 from kb import audit
 from kb.errors import Conflict, InvalidInput
@@ -69,7 +70,7 @@ def retire_entry(
                         "from": replacement,
                         "to": entry,
                         "relation": "supersedes",
-                        "note": "Replaces it; read this one instead.",
+                        "note": supersede_note(replacement.short_id, entry.short_id),
                     },
                 )
                 edge = write_edge(bank, req)

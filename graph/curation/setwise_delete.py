@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from graph.curation.edge_rows import append_edges, close_edges
 from graph.edges.links import lock_entries
+from graph.edges.notes import bridge_note
 from graph.models import Alias, Edge, EdgeSource
 from kb.errors import Conflict
 from kb.models import Bank, EntryStatus
@@ -46,8 +47,13 @@ def apply_delete(bank: Bank, plan, reason: str, op) -> DeleteWrite:
                     f"Takes over the {out.type.name} edge of deleted {entry.short_id}, "
                     f"which the source {into.type.name}."
                     if bridge.carried
-                    else f"Bridged over deleted {entry.short_id} ({into.type.name}, "
-                    f"then {out.type.name})."
+                    else bridge_note(
+                        entry.short_id,
+                        into.type.name,
+                        out.type.name,
+                        into.from_entry.short_id,
+                        out.to_entry.short_id,
+                    )
                 ),
                 evidence={
                     "bridged_over": {"id": entry.short_id, "title": entry.title},

@@ -22,6 +22,7 @@ from graph.curation.edge_rows import (
     set_evidence,
 )
 from graph.edges.links import lock_entries
+from graph.edges.notes import note_after_merge
 from graph.models import Alias, Edge
 from graph.resolution.aliases import normalize
 from kb.errors import Conflict
@@ -89,7 +90,7 @@ def apply_merge(bank: Bank, plan, op) -> MergeWrite:
             to_entry_id=f.new_to.pk,
             type_id=edge.type_id,
             label=edge.label,
-            note=edge.note,
+            note=note_after_merge(edge.note, away.short_id, keep.short_id),
             evidence={**(edge.evidence or {}), "merged_from": away.short_id},
             source=edge.source,
             actor=op.actor,

@@ -17,6 +17,7 @@ from graph.edges.links import (
     lock_entries,
     write_edge,
 )
+from graph.edges.notes import split_note
 from graph.edges.vocab import edge_types_for_bank
 from graph.models import Edge, EdgeSource
 from kb import audit
@@ -145,7 +146,9 @@ def split_entry(
         original = Entry.objects.select_for_update().get(pk=original.pk)
         current = _current_edges(bank, original)
         moves = _clean_assignment(edges, current, len(cleaned))
-        created = [create_entry(bank, data, actor=actor) for data in cleaned]
+        # The parts restate the entry being split (which stays until the split lands): a
+        # curator's split is not a duplicate write.
+        created = [create_entry(bank, data, actor=actor, allow_duplicate=True) for data in cleaned]
         for part in created:
             write_edge(
                 bank,
@@ -153,6 +156,7 @@ def split_entry(
                     part,
                     original,
                     types["split_from"],
+                    note=split_note(part.short_id, original.short_id),
                     evidence={"split": {"original": original.short_id, "reason": reason}},
                     source=EdgeSource.STAFF if op.actor.startswith("staff:") else EdgeSource.AUTHOR,
                 ),

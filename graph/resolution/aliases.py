@@ -22,6 +22,7 @@ RESOLVE_MARGIN = 8.0  # ... and it must beat the runner-up by this much (else: a
 RESOLVE_FLOOR = 72.0  # abstention: below this nothing is a candidate, so not_found
 ENTITY_BONUS = 5.0  # a bare name (a few words) prefers kinds that name things
 BARE_NAME_WORDS = 4
+FUZZY_CEILING = 99.0  # a fuzzy score never reaches an exact match's 100
 
 
 def normalize(text: str) -> str:
@@ -114,7 +115,7 @@ def remove_alias(
 @dataclass
 class Resolution:
     status: str  # resolved | ambiguous | not_found
-    matched: str | None = None  # short_id | key | alias | fuzzy
+    matched: str | None = None  # short_id | key | exact (a title) | alias | fuzzy
     entry: Entry | None = None
     candidates: list[dict] = field(default_factory=list)
 
@@ -179,25 +180,51 @@ def _bare_name(norm: str) -> bool:
 
 
 def resolve(bank: Bank, text: str, *, limit: int = 5) -> Resolution:
-    """short_id, key, alias, then fuzzy matching with an abstention band.
+    """short_id, key, exact title or alias, then fuzzy matching with an abstention band.
 
-    An alias form that names several entries answers ``ambiguous`` with all of them. Fuzzy
-    matching resolves only a clear winner (≥ ``RESOLVE_CONFIDENT`` and ahead of the runner-up by
+    Exact means equal up to case, white space, accents and punctuation (:func:`normalize`),
+    scores 1.0 and answers ``matched`` ``key``, ``exact`` (a title) or ``alias``; a form that
+    names several entries so answers ``ambiguous`` with all of them. Fuzzy scores stay under
+    1.0 and resolve only a clear winner (≥ ``RESOLVE_CONFIDENT`` and ahead of the runner-up by
     ``RESOLVE_MARGIN``); for a bare name, kinds flagged ``entity`` (service, team, person …) get
-    ``ENTITY_BONUS``; nothing scoring under ``RESOLVE_FLOOR`` is a candidate.
+    ``ENTITY_BONUS``; nothing scoring under ``RESOLVE_FLOOR`` is a candidate. ``ambiguous``
+    always lists two or more candidates: a lone fuzzy candidate under the bar is ``not_found``
+    with that candidate listed.
     """
-    text = (text or "").strip()
+    text = " ".join((text or "").split())
     if not text:
         return Resolution("not_found")
     live = (
         Entry.objects.filter(bank=bank).exclude(status=EntryStatus.DELETED).select_related("kind")
     )
-    for matched, lookup in (("short_id", {"short_id": text.lower()}), ("key", {"key": text})):
-        entry = live.filter(**lookup).first()
-        if entry is not None:
-            return Resolution("resolved", matched, _follow(entry))
+    entry = live.filter(short_id=text.lower()).first()
+    if entry is not None:
+        return Resolution("resolved", "short_id", _follow(entry))
+    keyed = list(live.filter(key__iexact=text).order_by("id")[:limit])
+    if len({e.pk for e in keyed}) == 1 or any(e.key == text for e in keyed):
+        exact = next((e for e in keyed if e.key == text), keyed[0])
+        return Resolution("resolved", "key", _follow(exact))
     norm = normalize(text)
+    if not norm:
+        return Resolution("not_found")
+    named, how = _named_exactly(bank, live, norm)
+    for entry in keyed:
+        named.setdefault(_follow(entry).pk, _follow(entry))
+        how.setdefault(_follow(entry).pk, "key")
+    if len(named) == 1:
+        ((pk, entry),) = named.items()
+        return Resolution("resolved", how[pk], entry)
+    if len(named) > 1:
+        kinds = set(how.values())
+        matched = kinds.pop() if len(kinds) == 1 else None
+        return Resolution("ambiguous", matched, None, [candidate(e, 1.0) for e in named.values()])
+    return _fuzzy(bank, live, norm, limit)
+
+
+def _named_exactly(bank: Bank, live, norm: str) -> tuple[dict[int, Entry], dict[int, str]]:
+    """Entries whose alias or title equals ``norm`` (normalised), and how each matched."""
     named: dict[int, Entry] = {}
+    how: dict[int, str] = {}
     for alias in (
         Alias.objects.filter(bank=bank, normalized=norm)
         .exclude(entry__status=EntryStatus.DELETED)
@@ -206,13 +233,15 @@ def resolve(bank: Bank, text: str, *, limit: int = 5) -> Resolution:
     ):
         survivor = _follow(alias.entry)
         named.setdefault(survivor.pk, survivor)
-    if len(named) == 1:
-        return Resolution("resolved", "alias", next(iter(named.values())))
-    if len(named) > 1:
-        return Resolution("ambiguous", "alias", None, [candidate(e, 1.0) for e in named.values()])
-    if not norm:
-        return Resolution("not_found")
-    return _fuzzy(bank, live, norm, limit)
+        how.setdefault(survivor.pk, "alias")
+    # Titles: narrowed in SQL by the longest word, compared on the normalised form in Python.
+    longest = max(norm.split(), key=len)
+    titled = live.exclude(status=EntryStatus.MERGED).filter(title__icontains=longest)
+    for entry in titled.order_by("id")[:200]:
+        if normalize(entry.title) == norm:
+            named.setdefault(entry.pk, entry)
+            how[entry.pk] = "exact"
+    return named, how
 
 
 def _fuzzy(bank: Bank, live, norm: str, limit: int) -> Resolution:
@@ -250,7 +279,8 @@ def _fuzzy(bank: Bank, live, norm: str, limit: int) -> Resolution:
         if score < RESOLVE_FLOOR:
             continue
         if bare and entity:
-            score = min(100.0, score + ENTITY_BONUS)
+            score += ENTITY_BONUS
+        score = min(score, FUZZY_CEILING)  # 1.0 belongs to exact matches
         scored.append((score, pk))
     if not scored:
         return Resolution("not_found")
@@ -262,4 +292,6 @@ def _fuzzy(bank: Bank, live, norm: str, limit: int) -> Resolution:
     runner_up = ranked[1][0] if len(ranked) > 1 else 0.0
     if best >= RESOLVE_CONFIDENT and best - runner_up >= RESOLVE_MARGIN:
         return Resolution("resolved", "fuzzy", _follow(entries[best_pk]), candidates)
+    if len(candidates) < 2:
+        return Resolution("not_found", None, None, candidates)
     return Resolution("ambiguous", None, None, candidates)

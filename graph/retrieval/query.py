@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from django.db import connection
 from django.utils import timezone
 
+from graph.edges.notes import notes_as_seen
 from graph.models import QueryLog
 from graph.retrieval.answer import (
     asks_for_history,
@@ -226,6 +227,7 @@ def run_query(
         for item in results:
             if item["content"]:
                 item["content"], item["truncated"] = "", True
+    notes_as_seen(results)  # system notes read from each result's end (graph/edges/notes.py)
     for item in results:
         bound_fields(item)
     body = {

@@ -33,6 +33,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from graph.edges.links import believed_q, valid_q
+from graph.edges.notes import note_ends
 from graph.edges.vocab import edge_types_for_bank
 from graph.models import Edge, EdgeType
 from kb.errors import InvalidInput, NotFound
@@ -156,11 +157,13 @@ class TraversalResult:
 
     def edge_json(self, edge: EdgeRow) -> dict:
         withheld = edge.id in self.withheld
+        from_end, to_end = note_ends(edge.note)  # a system note reads right from each end
         return {
             "from": self.sid(edge.from_id),
             "to": self.sid(edge.to_id),
             "relation": self.relation_names.get(edge.type_id, "?"),
-            "note": None if withheld else edge.note,
+            "note": None if withheld else from_end,
+            "note_in": None if withheld else to_end,
             "evidence": None if withheld else edge.evidence,
             "valid_from": iso(edge.valid_from),
             "valid_to": iso(edge.valid_to),

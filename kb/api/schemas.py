@@ -141,12 +141,19 @@ class EntryWriteSerializer(serializers.Serializer):
     anchors = AnchorsSerializer(required=False, allow_null=True)
     steps = StepsField(required=False, allow_null=True)
     connections = ConnectionSerializer(many=True, required=False, allow_null=True)
+    allow_duplicate = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Store the entry even when it duplicates an existing one (otherwise 409 "
+        "duplicate_entry names the existing entry).",
+    )
 
 
 @schema_keywords(minProperties=1)  # an empty PATCH is 400 empty_patch
 class EntryPatchSerializer(EntryWriteSerializer):
     title = NonBlankField(required=False, max_length=300)
     lifetime = LifetimeField(required=False)
+    allow_duplicate = None  # an edit is not checked for duplicates
 
 
 class EntryLinkSerializer(serializers.Serializer):

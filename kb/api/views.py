@@ -19,6 +19,7 @@ from kb.errors import NotFound
 from kb.inputs import single_param
 from kb.models import Bank, Job, Scope
 from kb.services import import_jobs
+from kb.services.duplicates import read_allow_duplicate
 from kb.services.entries import (
     EDITABLE_FIELDS,
     clean_entry_data,
@@ -109,9 +110,13 @@ class EntryListView(BankAPIView):
     )
     def post(self, request, bank: str):
         bank_obj = bank_for(request, bank, Scope.WRITE)
-        data = clean_entry_data(bank_obj, self.json_body(request))
+        body = dict(self.json_body(request))
+        allow_duplicate = read_allow_duplicate(body)
+        data = clean_entry_data(bank_obj, body)
         check_learning(data)
-        entry = create_entry(bank_obj, data, actor=actor_for(request))
+        entry = create_entry(
+            bank_obj, data, actor=actor_for(request), allow_duplicate=allow_duplicate
+        )
         feedback = entry_feedback(bank_obj, entry, data.get("connections"))
         return Response(
             {**entry_detail(find_entry(bank_obj, entry.short_id)), **feedback.as_json()},

@@ -11,6 +11,7 @@ from django.utils import timezone
 from kb import audit, extensions
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryKind, EntryStatus, OperationKind
+from kb.services.duplicates import refuse_duplicate
 
 TEXT_LIMITS = {"title": 300, "summary": 500, "useful_for": 500, "key": 200}
 EDITABLE_FIELDS = (
@@ -258,9 +259,17 @@ def check_entry_values(bank: Bank, values: dict[str, Any], entry_pk: int | None 
 
 
 def create_entry(
-    bank: Bank, data: dict[str, Any], *, actor: str | None = None, reason: str = ""
+    bank: Bank,
+    data: dict[str, Any],
+    *,
+    actor: str | None = None,
+    reason: str = "",
+    allow_duplicate: bool = False,
 ) -> Entry:
-    """Create an entry from a validated payload (see :func:`clean_entry_data`)."""
+    """Create an entry from a validated payload (see :func:`clean_entry_data`).
+
+    A near-exact duplicate of an entry of the bank is refused (409 ``duplicate_entry``, see
+    :mod:`kb.services.duplicates`) unless ``allow_duplicate``."""
     values = dict(data)
     connections = values.pop("connections", None)
     linker = extensions.registry.get(extensions.CONNECTION_LINKER)
@@ -272,6 +281,8 @@ def create_entry(
         )
     with audit.operation(bank, OperationKind.CREATE, reason=reason, actor=actor) as op:
         check_entry_values(bank, values)
+        if not allow_duplicate:
+            refuse_duplicate(bank, values)
         entry = Entry(bank=bank, created_by=op.actor, **values)
         entry.short_id = unique_short_id(bank)
         entry.save()

@@ -176,10 +176,16 @@ def test_resolve_order_and_abstention(bank, make_entry):
     assert (hit.status, hit.matched, hit.entry) == ("resolved", "alias", reports)
     fuzzy = resolve(bank, "reports servce")
     assert fuzzy.status == "resolved" and fuzzy.matched == "fuzzy" and fuzzy.entry == reports
-    ambiguous = resolve(bank, "billing service")
-    assert ambiguous.status in ("ambiguous", "resolved")
+    exact = resolve(bank, "billing  Service")  # a title, up to case and spacing
+    assert (exact.status, exact.matched, exact.entry.title) == (
+        "resolved",
+        "exact",
+        "Billing service",
+    )
     close = resolve(bank, "billing svc")
-    assert close.status == "ambiguous" and close.candidates[0]["title"] == "Billing service"
+    # One candidate under the bar: not_found listing it (ambiguous needs two or more).
+    assert close.status == "not_found" and close.matched is None
+    assert [c["title"] for c in close.candidates] == ["Billing service"]
     assert resolve(bank, "quantum teleporter").status == "not_found"
     assert normalize("Reports-Service") == "reports service"
 

@@ -305,3 +305,33 @@ def test_relation_phrases_travel_through_import_and_export(bank):
     assert etype.phrases == ["depends on", "relies on"] and etype.inverse == "x"
     with pytest.raises(KbError):
         import_bank(bank, json.dumps({**line, "phrases": "depends on"}))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Patient Discharge no longer requires the Bed Board.",
+        "Patient Discharge used to require the Bed Board.",
+        "Before 2022, Patient Discharge required the Bed Board.",
+        "If the lifts fail, Patient Discharge requires the Bed Board.",
+        "Patient Discharge would require the Bed Board at night.",
+        "Patient Discharge will require the Bed Board from spring.",
+        "Patient Discharge is planned to require the Bed Board.",
+        "Does Patient Discharge require the Bed Board?",
+        "Patient Discharge requires the Bed Board never.",
+        "Patient Discharge is owned by no one, not the Portering Service.",
+    ],
+)
+def test_negated_hypothetical_and_historical_sentences_propose_nothing(bank, ward, sentence):
+    doc = ward["doc"]
+    update_entry(bank, doc, {"content": sentence})
+    extract_edges(bank, entries=[doc.short_id], extractor="local")
+    assert proposals(bank) == []
+
+
+def test_cue_words_inside_a_name_of_the_bank_are_not_cues(bank, ward, make_entry):
+    plan = make_entry("Surge Plan If Needed", kind="artifact", content="A plan.")
+    doc = ward["doc"]
+    update_entry(bank, doc, {"content": "Patient Discharge requires the Surge Plan If Needed."})
+    extract_edges(bank, entries=[doc.short_id], extractor="local")
+    assert triples(bank) == {(doc.pk, "requires", plan.pk)}

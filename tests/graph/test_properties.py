@@ -173,7 +173,7 @@ def build(bank: Bank, spec: dict) -> list[Entry]:
         data["lifetime"] = {"durable": True}
         if item["key"]:
             data["key"] = item["key"]
-        entry = create_entry(bank, clean_entry_data(bank, data))
+        entry = create_entry(bank, clean_entry_data(bank, data), allow_duplicate=True)
         for tag in item["aliases"]:
             add_alias(bank, entry, f"{bank.slug} alias {tag} {i}")
         if item["status"] != "live":

@@ -133,3 +133,41 @@ def test_labelled_set_of_two_domains():
         score = evaluate(bank, spec, load_domain(bank, spec))
         assert score.precision >= 0.95, (name, score.misses)
         assert score.recall >= 0.9 and score.abstention >= 0.9, (name, score.misses)
+
+
+def test_an_exact_title_is_exact_whatever_its_case_and_spacing(bank, make_entry):
+    entry = make_entry("Route Optimiser")
+    for form in ("Route Optimiser", "  route   OPTIMISER "):
+        result = resolve(bank, form)
+        assert (result.status, result.matched, result.entry) == ("resolved", "exact", entry)
+
+
+def test_a_key_is_exact_up_to_case(bank, make_entry):
+    entry = make_entry("Billing", key="service:billing")
+    result = resolve(bank, "Service:Billing")
+    assert (result.status, result.matched, result.entry) == ("resolved", "key", entry)
+
+
+def test_a_title_shared_by_two_entries_is_ambiguous(bank, make_entry):
+    a, b = make_entry("Duty Manager"), make_entry("Duty Manager", content="Night shift.")
+    result = resolve(bank, "duty manager")
+    assert result.status == "ambiguous" and result.entry is None
+    assert {c["id"] for c in result.candidates} == {a.short_id, b.short_id}
+    assert all(c["score"] == 1.0 for c in result.candidates)
+
+
+def test_a_typo_resolves_fuzzy_with_a_score_under_one(bank, make_entry):
+    entry = make_entry("Warehouse management system", kind="service")
+    result = resolve(bank, "Warehouse managment system")
+    assert (result.status, result.matched, result.entry) == ("resolved", "fuzzy", entry)
+    assert 0 < result.candidates[0]["score"] < 1.0
+
+
+def test_ambiguous_always_lists_two_or_more_candidates(bank, make_entry):
+    make_entry("Maya Lindqvist", kind="person")
+    make_entry("Quarterly stock take")
+    result = resolve(bank, "maya")
+    # One candidate under the bar: neither a guess nor an ambiguity; not_found, listing it.
+    assert (result.status, result.matched, result.entry) == ("not_found", None, None)
+    assert [c["title"] for c in result.candidates] == ["Maya Lindqvist"]
+    assert result.candidates[0]["score"] < 1.0

@@ -463,6 +463,7 @@ def test_api_traverse_shape(client_rw, bank, settlement):
         "from",
         "to",
         "relation",
+        "note_in",
         "note",
         "evidence",
         "valid_from",

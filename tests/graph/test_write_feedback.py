@@ -103,7 +103,14 @@ def test_a_new_learning_hears_about_its_near_duplicate(client_rw, make_entry, ba
         "lifetime": {"durable": True},
         "connections": [{"id": first.short_id, "relation": "see_also"}],
     }
-    made = client_rw.post("/api/v1/banks/acme/entries", body, format="json")
+    refused = client_rw.post("/api/v1/banks/acme/entries", body, format="json")
+    # The same learning reworded is refused as a duplicate of ``first`` (409, naming it);
+    # stored anyway on purpose, it still hears which entries it lands near.
+    assert refused.status_code == 409, refused.content
+    assert refused.json()["error"]["fields"] == {"existing": first.short_id}
+    made = client_rw.post(
+        "/api/v1/banks/acme/entries", {**body, "allow_duplicate": True}, format="json"
+    )
     assert made.status_code == 201, made.content
     data = made.json()
     assert data["similar"] and data["similar"][0]["id"] == first.short_id

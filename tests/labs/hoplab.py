@@ -280,7 +280,7 @@ def build_tasks(bank: Bank, count: int, seed: int = 7, crowd: Crowd | None = Non
                     "lifetime": {"durable": True},
                     **extra,
                 }
-                return create_entry(bank, clean_entry_data(bank, data))
+                return create_entry(bank, clean_entry_data(bank, data), allow_duplicate=True)
 
             a = make(
                 f"{action_title} the {system}",

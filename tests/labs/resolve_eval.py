@@ -27,6 +27,8 @@ class ResolveScore:
     should_resolve: int = 0
     should_abstain: int = 0
     abstained_right: int = 0
+    matched_labelled: int = 0  # resolved answers to queries labelled with a ``matched``
+    matched_right: int = 0
     misses: list[str] = field(default_factory=list)
 
     @property
@@ -42,8 +44,8 @@ class ResolveScore:
         return self.abstained_right / self.should_abstain if self.should_abstain else 1.0
 
 
-def domains() -> dict:
-    return json.loads(DATA.read_text())["domains"]
+def domains(path: Path | None = None) -> dict:
+    return json.loads((path or DATA).read_text())["domains"]
 
 
 def load_domain(bank: Bank, spec: dict) -> dict[str, str]:
@@ -60,7 +62,7 @@ def load_domain(bank: Bank, spec: dict) -> dict[str, str]:
                 "lifetime": {"durable": True},
             },
         )
-        entry = create_entry(bank, data, actor="resolve-eval")
+        entry = create_entry(bank, data, actor="resolve-eval", allow_duplicate=True)
         ids[item["key"]] = entry.short_id
         for alias in item.get("aliases", []):
             add_alias(bank, entry, alias, source="import", actor="resolve-eval")
@@ -84,6 +86,12 @@ def evaluate(bank: Bank, spec: dict, ids: dict[str, str]) -> ResolveScore:
             ok = result.status == "resolved" and got == ids[expect]
         if result.status == "resolved" and got == ids.get(expect):
             score.resolved_right += 1
+            if "matched" in query:
+                score.matched_labelled += 1
+                said = "exact" if result.matched == "key" else result.matched
+                score.matched_right += said == query["matched"]
+                if said != query["matched"]:
+                    score.misses.append(f"{query['q']!r}: matched {said}, label {query['matched']}")
         if not ok:
             score.misses.append(f"{query['q']!r}: expected {expect}, got {got}")
     return score

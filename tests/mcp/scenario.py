@@ -289,6 +289,20 @@ async def run_session(client, rest: Rest) -> None:
     await fails(client, "get_entry", {"bank": "not a slug!", "id": "x"}, "bank_not_found")
     await fails(client, "claim_work", {"subject": ""}, "invalid_input")
 
+    # A near-exact duplicate of the recipe is refused, naming it; allow_duplicate stores it.
+    copy = {
+        "title": "Log in to production with Playwright using the lk_csrf cookie.",
+        "content": "In web/e2e/login.ts, read the lk_csrf cookie -- not the meta tag!",
+        "kind": "recipe",
+        "lifetime": {"durable": True},
+    }
+    refused = await fails(client, "report_learning", copy, "duplicate_entry")
+    assert recipe["id"] in refused.content[0].text
+    status, body = await rest.post("/entries", copy)
+    assert status == 409 and body["error"]["fields"] == {"existing": recipe["id"]}
+    stored = await ok(client, "report_learning", {**copy, "allow_duplicate": True})
+    assert stored["id"] != recipe["id"] and stored["title"] == copy["title"]
+
 
 async def run_read_only_session(client, recipe_query: str = "anything") -> None:
     """A read-only token: reads work, every write tool answers ``forbidden``."""

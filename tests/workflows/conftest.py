@@ -25,7 +25,7 @@ class FlowBuilder:
             "metadata": metadata,
             "lifetime": {"durable": True},
         }
-        return create_entry(self.bank, clean_entry_data(self.bank, data))
+        return create_entry(self.bank, clean_entry_data(self.bank, data), allow_duplicate=True)
 
     def member(self, title: str, kind: str = "step", **metadata):
         entry = self.entry(title, kind, **metadata)

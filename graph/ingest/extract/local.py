@@ -7,8 +7,18 @@ subject is the name of the bank just before it and its objects the names just af
 stands there, a capitalised noun phrase is kept as a surface form, to be resolved (or left
 unresolved) by validation. A subject pronoun ("It", "This step") stands for the entry itself.
 
-It states only what the sentence says: negated ("is not owned by", "no longer requires") and
-hedged ("may require") statements are skipped, and nothing is inferred across sentences.
+It states only what the sentence says holds now, and nothing is inferred across sentences:
+
+- a negation in the clause of the phrase ("is not owned by", "requires no sign-off") drops it;
+- a hypothesis, plan or hedge anywhere in the sentence ("if", "would", "could", "may", "will",
+  "is planned to", a question) drops the whole sentence: the main clause of "If the lift is
+  down, porters require the stairs" is no more true now than its condition;
+- so does a history cue ("used to", "no longer", "formerly", "before 2022"): the sentence
+  tells what was. A replacement stated as a past fact ("X replaced Y in 2021") is kept.
+
+Cue words are read outside the bank's names ("Flight Plan" is a name, not a plan). The cue
+lists are set on ``bench/data/extraction_airline.json`` and ``extraction_hospital.json`` and
+reported on the blind ``bench/data/blind/extraction_food_distribution.json``.
 """
 
 from __future__ import annotations
@@ -29,6 +39,20 @@ CLAUSE_WORDS = {
 }  # fmt: skip
 NEGATIONS = {"not", "never", "no", "nor", "neither", "without", "longer", "cannot", "n't"}
 HEDGES = {"may", "might", "could", "perhaps", "possibly", "probably", "sometimes"}
+# Words that make the whole sentence a hypothesis, a plan or a hedge (not a fact of now).
+HYPOTHESIS = HEDGES | {
+    "if", "unless", "whether", "would", "will", "shall", "wo", "suppose", "supposing",
+    "assuming", "hypothetically", "planned", "plans", "proposed", "proposes", "propose",
+    "proposal", "intends", "intend", "intended", "someday", "eventually",
+}  # fmt: skip
+# Phrases that make the sentence history: what held, not what holds.
+HISTORY = re.compile(
+    r"\b(?:used\s+to|no\s+longer|any\s*more|formerly|previously|originally|once\s+was|"
+    r"in\s+the\s+past|at\s+one\s+time|until\s+(?:recently|last|(?:19|20)\d\d)|"
+    r"(?:before|prior\s+to)\s+(?:(?:19|20)\d\d|the\s+(?:merger|migration|move|upgrade)))\b",
+    re.I,
+)
+CONTRACTED_WILL = re.compile(r"\w'll\b|\w’ll\b", re.I)
 PRONOUNS = {"it", "this"}  # "they" is plural: never the entry itself
 SELF_NOUNS = {
     "service", "step", "process", "team", "policy", "role", "system", "entry", "document",
@@ -162,6 +186,35 @@ def _name_run(text: str, offset: int, *, from_end: bool) -> tuple[int, int] | No
     return offset + run[0].start(), offset + end - (1 if text[end - 1] == "." else 0)
 
 
+def _outside_names(sentence: str, mentions: list[Mention]) -> str:
+    """The sentence with the bank's names blanked out (their words are never cues)."""
+    chars = list(sentence)
+    for m in mentions:
+        chars[m.start : m.end] = " " * (m.end - m.start)
+    return "".join(chars)
+
+
+def not_a_present_fact(sentence: str, mentions: list[Mention]) -> bool:
+    """True when the sentence is a question, a hypothesis, a plan, a hedge or history."""
+    text = _outside_names(sentence, mentions)
+    if sentence.rstrip().endswith("?") or HISTORY.search(text) or CONTRACTED_WILL.search(text):
+        return True
+    return bool(set(_words(text)) & HYPOTHESIS)
+
+
+def _negated_after(sentence: str, phrase: _Phrase, mentions: list[Mention]) -> bool:
+    """A negation between the phrase and the end of its clause ("is owned by no one")."""
+    rest = _outside_names(sentence, mentions)[phrase.end :]
+    cut = CLAUSE_PUNCT.search(rest)
+    rest = rest[: cut.start()] if cut else rest
+    words = _words(rest)
+    for i, word in enumerate(words):
+        if word in CLAUSE_WORDS:
+            words = words[:i]
+            break
+    return bool(set(words) & NEGATIONS)
+
+
 class LocalExtractor:
     """Phrases of the vocabulary plus names of the bank: see the module docstring."""
 
@@ -183,6 +236,8 @@ class LocalExtractor:
 
     def read_sentence(self, sentence: str) -> list[Statement]:
         mentions = self.index.find(sentence)
+        if not_a_present_fact(sentence, mentions):
+            return []
         out = []
         for phrase in self._matcher.find(sentence, mentions):
             subject = self._subject(sentence, phrase, mentions)
@@ -193,7 +248,7 @@ class LocalExtractor:
             if set(_words(gap)) & (NEGATIONS | HEDGES):
                 continue
             clause = sentence[_clause_start(sentence, phrase.start, mentions) : phrase.start]
-            if set(_words(clause)) & NEGATIONS:
+            if set(_words(clause)) & NEGATIONS or _negated_after(sentence, phrase, mentions):
                 continue
             for o_start, o_end in self._objects(sentence, phrase, mentions):
                 a, b = sentence[s_start:s_end], sentence[o_start:o_end]

@@ -1,0 +1,174 @@
+"""Refusing near-exact duplicates: one decision, made by the create-entry service.
+
+A new entry is a duplicate of an existing one (of the same bank, not merged or deleted) when
+
+1. its normalised text equals the existing entry's (title and content, compared after Unicode
+   NFKC, case folding, and dropping punctuation and runs of white space), or
+2. the real model's content vectors (title, summary and content, exactly the text the stored
+   ``content`` vector is computed from) have a cosine of at least ``KB_DUPLICATE_REFUSE_MIN``
+   *and* both texts state the same numbers. Two notes that differ only in a number ("retry 3
+   times" / "retry 5 times") embed almost identically but say different things: one may
+   correct the other, so neither is refused.
+
+The threshold is set on ``bench/data/duplicates_tuning.jsonl`` and reported on the blind
+``bench/data/blind/duplicates.jsonl`` (``bench/duplicates.py``). A caller that means to store a
+near copy says ``allow_duplicate``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F, Func, Value
+from django.db.models.functions import Lower
+from pgvector.django import CosineDistance
+
+from kb.errors import Conflict, InvalidInput
+from kb.models import Bank, Entry, EntryEmbedding, EntryStatus
+
+# How many nearest entries the vector arm reads before giving up on the number check.
+NEAREST = 5
+_NOT_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_NOT_ASCII_WORD = re.compile(r"[^a-z0-9]+")
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_GONE = (EntryStatus.MERGED, EntryStatus.DELETED)
+
+
+@dataclass(frozen=True)
+class DuplicateMatch:
+    """The existing entry a new one duplicates, and how closely."""
+
+    short_id: str
+    title: str
+    similarity: float
+    basis: str  # "same_text" or "vectors"
+
+
+def normalised_text(text: str) -> str:
+    """Text as compared for equality: NFKC, case-folded, punctuation and spacing dropped."""
+    folded = unicodedata.normalize("NFKC", text or "").casefold()
+    return " ".join(_NOT_WORD.sub(" ", folded).split())
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    """The numbers a text states (versions, limits, codes), as written."""
+    return frozenset(_NUMBER.findall(text or ""))
+
+
+def content_text(title: str, summary: str, content: str) -> str:
+    """The text of the ``content`` dimension (as ``embedding.dimension_texts`` builds it)."""
+    return "\n".join(p for p in [title, summary, content] if p)
+
+
+def is_duplicate_pair(new_text: str, old_text: str, cosine: float, threshold: float) -> bool:
+    """The pair rule of the module docstring, over two ``content_text`` strings."""
+    if normalised_text(new_text) == normalised_text(old_text):
+        return True
+    return cosine >= threshold and numbers_in(new_text) == numbers_in(old_text)
+
+
+def read_allow_duplicate(body: Any) -> bool:
+    """Take ``allow_duplicate`` out of a request body (a dict); a non-boolean is refused."""
+    if not isinstance(body, dict) or "allow_duplicate" not in body:
+        return False
+    value = body.pop("allow_duplicate")
+    if not isinstance(value, bool):  # null too: the schema says a boolean
+        raise InvalidInput(
+            "allow_duplicate must be true or false.",
+            code="invalid_entry",
+            fields={"allow_duplicate": "Must be a boolean."},
+        )
+    return value
+
+
+def _title_letters(title: str) -> str:
+    """The ASCII letters and digits of the lower-cased NFKC title: the SQL narrowing key."""
+    return _NOT_ASCII_WORD.sub("", unicodedata.normalize("NFKC", title).lower())
+
+
+def _same_text(bank: Bank, title: str, content: str) -> DuplicateMatch | None:
+    key_title = normalised_text(title)
+    key_content = normalised_text(content)
+    # Narrow in SQL by the title's ASCII letters and digits; compare exactly in Python.
+    letters = Func(
+        Lower(
+            Func(F("title"), function="normalize", template="%(function)s(%(expressions)s, NFKC)")
+        ),
+        Value("[^a-z0-9]+"),
+        Value(""),
+        Value("g"),
+        function="regexp_replace",
+    )
+    rows = (
+        Entry.objects.filter(bank=bank)
+        .exclude(status__in=_GONE)
+        .annotate(title_letters=letters)
+        .filter(title_letters=_title_letters(title))
+        .values_list("short_id", "title", "content")[:50]
+    )
+    for short_id, other_title, other_content in rows:
+        if (normalised_text(other_title), normalised_text(other_content)) == (
+            key_title,
+            key_content,
+        ):
+            return DuplicateMatch(short_id, other_title, 1.0, "same_text")
+    return None
+
+
+def _close_vectors(bank: Bank, text: str, threshold: float) -> DuplicateMatch | None:
+    from kb.services.embedding import embed_query
+
+    stored = EntryEmbedding.objects.filter(bank=bank, content__isnull=False).exclude(
+        entry__status__in=_GONE
+    )
+    if not stored.exists():
+        return None  # nothing to compare with: the model is not even loaded
+    vector = embed_query(text)
+    rows = (
+        stored.annotate(distance=CosineDistance("content", vector))
+        .filter(distance__lte=1 - threshold)
+        .order_by("distance")
+        .values_list(
+            "entry__short_id", "entry__title", "entry__summary", "entry__content", "distance"
+        )[:NEAREST]
+    )
+    for short_id, title, summary, content, distance in rows:
+        other = content_text(title, summary, content)
+        if is_duplicate_pair(text, other, 1 - distance, threshold):
+            return DuplicateMatch(short_id, title, round(1 - distance, 3), "vectors")
+    return None
+
+
+def find_duplicate(bank: Bank, values: dict[str, Any]) -> DuplicateMatch | None:
+    """The existing entry of ``bank`` that ``values`` (a cleaned entry payload) duplicates."""
+    title = values.get("title") or ""
+    content = values.get("content") or ""
+    match = _same_text(bank, title, content)
+    if match is not None:
+        return match
+    text = content_text(title, values.get("summary") or "", content)
+    if not text.strip():
+        return None
+    return _close_vectors(bank, text, settings.KB_DUPLICATE_REFUSE_MIN)
+
+
+def refuse_duplicate(bank: Bank, values: dict[str, Any]) -> None:
+    """Raise ``duplicate_entry`` (409) when ``values`` duplicates an entry of ``bank``."""
+    match = find_duplicate(bank, values)
+    if match is None:
+        return
+    how = (
+        "has the same title and content"
+        if match.basis == "same_text"
+        else f"says the same thing (similarity {match.similarity})"
+    )
+    raise Conflict(
+        f"Entry {match.short_id} ({match.title!r}) {how}: update that entry or link to it "
+        "instead, or send allow_duplicate: true to store this one anyway.",
+        code="duplicate_entry",
+        fields={"existing": match.short_id},
+    )
