@@ -331,22 +331,47 @@ def embed_in_batches(
     return written
 
 
-def run_embedding_job(entry_ids: Sequence[int], job_id: int | None = None) -> int:
-    """The embedding job: vectors for ``entry_ids`` in batches, progress on job ``job_id``."""
+def run_embedding_job(
+    entry_ids: Sequence[int], job_id: int | None = None, on_progress=None
+) -> int:
+    """The embedding job: vectors for ``entry_ids`` in batches, phase and progress on job
+    ``job_id`` (and ``on_progress(done, total)`` after each batch, for a command's bar)."""
     from kb.models import Job, JobStatus
 
     if job_id is None:
         return embed_in_batches(entry_ids)
+    from django.db.models import F
+
+    from kb.services.job_progress import JobProgress
+
     Job.objects.filter(pk=job_id).update(
-        status=JobStatus.RUNNING, started_at=timezone.now(), progress_total=len(set(entry_ids))
+        status=JobStatus.RUNNING,
+        started_at=timezone.now(),
+        attempts=F("attempts") + 1,
+        progress_total=len(set(entry_ids)),
     )
+    recorder = JobProgress(job_id)
+    recorder.phase("embedding", total=len(set(entry_ids)))
 
     def progress(done: int, total: int) -> None:
-        Job.objects.filter(pk=job_id).update(progress_done=done, progress_total=total)
+        recorder(done, total)
+        if on_progress:
+            on_progress(done, total)
 
-    written = embed_in_batches(entry_ids, progress=progress)
+    try:
+        written = embed_in_batches(entry_ids, progress=progress)
+    except Exception as exc:
+        Job.objects.filter(pk=job_id).update(
+            status=JobStatus.FAILED,
+            errors=[{"line": None, "message": str(exc)[:2000]}],
+            finished_at=timezone.now(),
+        )
+        raise
     Job.objects.filter(pk=job_id).update(
-        status=JobStatus.SUCCEEDED, result={"embedded": written}, finished_at=timezone.now()
+        status=JobStatus.SUCCEEDED,
+        phase="done",
+        result={"embedded": written},
+        finished_at=timezone.now(),
     )
     return written
 
@@ -356,12 +381,21 @@ def schedule_embedding_job(bank, entry_ids: Sequence[int], actor: str = ""):
     ``Job`` (None when there is nothing to embed)."""
     from django.db import transaction
 
-    from kb.models import Job
     from kb.tasks import embed_entries_task
 
     ids = sorted(set(entry_ids))
     if not ids:
         return None
-    job = Job.objects.create(bank=bank, kind="embed", actor=actor, progress_total=len(ids))
+    job = create_embedding_job(bank, ids, actor)
     transaction.on_commit(lambda: embed_entries_task.delay(ids, job.pk))
     return job
+
+
+def create_embedding_job(bank, entry_ids: Sequence[int], actor: str = ""):
+    """The queued embedding job's row (the caller sends the task)."""
+    from kb.models import Job
+
+    ids = set(entry_ids)
+    return Job.objects.create(
+        bank=bank, kind="embed", actor=actor, phase="queued", progress_total=len(ids)
+    )

@@ -60,6 +60,7 @@ def run_import_job(job_id: int) -> str:
             start, width = WRITE_PHASES.get(phase, (0.0, 0.5))
             share = start + width * (done / total if total else 1.0)
             Job.objects.filter(pk=job.pk).update(
+                phase=phase,
                 progress_done=min(int(lines * share), lines),
                 progress_total=lines,
                 result={**attempt_details(job), "phase": phase, "done": done, "total": total},
@@ -97,6 +98,7 @@ def run_import_job(job_id: int) -> str:
         total = job.progress_total
         Job.objects.filter(pk=job.pk).update(
             status=JobStatus.SUCCEEDED,
+            phase="done",
             result={**result, **attempt_details(job)},
             progress_done=total,
             progress_total=total,
