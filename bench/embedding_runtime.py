@@ -45,6 +45,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--bulk", type=int, default=1200)
     parser.add_argument("--batches", default="16,32,64", help="ONNX batch sizes to try.")
+    parser.add_argument(
+        "--query-threads", default="", help="Thread counts for queries (default: 1 and cores)."
+    )
+    parser.add_argument(
+        "--bulk-threads", type=int, default=0, help="Threads for bulk (default: the cores)."
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
@@ -56,6 +62,8 @@ def main() -> None:
     from kb.services.onnx_minilm import default_model_dir, export_model, load_onnx_minilm
 
     cores = os.cpu_count() or 1
+    query_threads = sorted({int(t) for t in args.query_threads.split(",") if t} or {1, cores})
+    bulk_threads = args.bulk_threads or cores
     texts = bank_vectors.descriptions(args.bulk + args.queries)
     bulk, rest = texts[: args.bulk], texts[args.bulk :]
     questions = [" ".join(t.split()[:12]) for t in rest]
@@ -68,11 +76,13 @@ def main() -> None:
     def torch_encode(batch: list[str], size: int = 64):
         return st.encode(batch, batch_size=size, normalize_embeddings=True, show_progress_bar=False)
 
-    onnx = {t: load_onnx_minilm(threads=t, batch_size=32) for t in sorted({1, cores})}
+    onnx = {
+        t: load_onnx_minilm(threads=t, batch_size=32) for t in {*query_threads, bulk_threads}
+    }
     print(f"{cores} cores; {len(bulk)} bulk texts, {len(questions)} questions; {load()}")
 
     print("\n1. Query embedding (one new 12-word question per call), ms")
-    for threads in sorted({1, cores}):
+    for threads in query_threads:
         runs: dict[str, list[float]] = {"onnx": [], "torch": []}
         torch.set_num_threads(threads)
         onnx[threads].encode(["warm up"])
@@ -88,15 +98,15 @@ def main() -> None:
                 f"p95 {pct(values, 0.95):6.2f}  ({load()})"
             )
 
-    print("\n2. Bulk embedding, texts/s (the cores as threads)")
-    torch.set_num_threads(cores)
+    print(f"\n2. Bulk embedding, texts/s ({bulk_threads} threads)")
+    torch.set_num_threads(bulk_threads)
     started = time.perf_counter()
     reference = torch_encode(bulk)
     torch_rate = len(bulk) / (time.perf_counter() - started)
     print(f"  torch batch 64         : {torch_rate:7.1f} texts/s  ({load()})")
     best = None
     for size in [int(b) for b in args.batches.split(",")]:
-        model = onnx[cores]
+        model = onnx[bulk_threads]
         model.batch_size = size
         started = time.perf_counter()
         vectors = model.encode(bulk)

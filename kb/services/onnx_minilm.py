@@ -86,6 +86,7 @@ def export_model(model_dir: Path | None = None, *, force: bool = False) -> tuple
     model_dir = model_dir or default_model_dir()
     target = model_dir / MODEL_NAME
     if not force and export_is_current(model_dir):
+        (model_dir / STAMP_NAME).touch()  # newer than the venv stamp: make's rule is satisfied
         return target, False
     import torch
     from sentence_transformers import SentenceTransformer
