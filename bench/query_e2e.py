@@ -193,30 +193,42 @@ def main() -> None:
     from kb.services import embedding as embedding_service
 
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
-    measured = {}
-    # Each runtime gets its own new questions (the query-vector cache must not serve them);
-    # the question sets are rotated so no runtime always gets the easier half.
-    per_runtime = max(1, q // len(runtimes))
-    for index, runtime in enumerate(runtimes):
+    embedders = {}
+    for runtime in runtimes:  # load each runtime once; get_embedder() keeps one per runtime
         settings.KB_EMBEDDING_RUNTIME = runtime
-        embedding_service._build.cache_clear()
-        embedding_service._QUERY_CACHE.clear()
-        run(warm)  # model load, connection, first plans
-        embedder = get_embedder()
-        embed_s = []
-        for text in model_texts:  # the model alone, on texts the cache has not seen
+        embedders[runtime] = get_embedder()
+        run(warm[:3])  # model load, connection, first plans
+    embedding_service._QUERY_CACHE.clear()
+    timings = {r: ([], [], [], defaultdict(list), []) for r in runtimes}
+    # Query by query, the runtimes take turns (each on new questions: the query-vector cache
+    # must not serve them), so load from other processes and the warming of the bank's pages
+    # hit them alike.
+    per_runtime = max(1, q // len(runtimes))
+    for i in range(per_runtime * len(runtimes)):
+        runtime = runtimes[i % len(runtimes)]
+        settings.KB_EMBEDDING_RUNTIME = runtime
+        new_s, embed_s, long_s, per_st, statements = timings[runtime]
+        seconds, stmts, counts_, _ = run([questions[i]])
+        new_s += seconds
+        statements += counts_
+        for key, values in stmts.items():
+            per_st[key] += values
+        embedder = embedders[runtime]
+        started = time.perf_counter()
+        embedder.embed([model_texts[i]])
+        embed_s.append(time.perf_counter() - started)
+        if i < len(long_texts) * len(runtimes):
             started = time.perf_counter()
-            embedder.embed([text])
-            embed_s.append(time.perf_counter() - started)
-        long_s = []
-        for text in long_texts:
-            started = time.perf_counter()
-            embedder.embed([text])
+            embedder.embed([long_texts[i // len(runtimes)]])
             long_s.append(time.perf_counter() - started)
-        batch = questions[index * per_runtime : (index + 1) * per_runtime]
-        new_s, per_statement, statements, _ = run(batch)
-        used = getattr(embedder, "runtime", "") or runtime
+    measured = {}
+    for runtime, (new_s, embed_s, long_s, _, _) in timings.items():
+        used = getattr(embedders[runtime], "runtime", "") or runtime
         measured[runtime] = (used, new_s, embed_s, long_s, os.getloadavg())
+    per_statement, statements = timings[runtimes[0]][3], timings[runtimes[0]][4]
+    new_s = timings[runtimes[0]][0]
+    embedder = embedders[runtimes[0]]
+    settings.KB_EMBEDDING_RUNTIME = runtimes[0]
     repeat_s, _, _, repeat_sql = run(questions[: max(1, per_runtime // 2)])
     try:
         import torch

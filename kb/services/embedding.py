@@ -179,9 +179,9 @@ class HashingEmbedder:
 
 
 @lru_cache(maxsize=4)
-def _build(name: str, dimension: int) -> Embedder:
+def _build(name: str, dimension: int, runtime: str = "") -> Embedder:
     if name == "minilm":
-        return MiniLMEmbedder(dimension)
+        return MiniLMEmbedder(dimension, runtime or None)
     if name == "openai":
         return OpenAICompatibleEmbedder(
             settings.KB_OPENAI_EMBEDDINGS_URL,
@@ -196,7 +196,8 @@ def _build(name: str, dimension: int) -> Embedder:
 
 def get_embedder() -> Embedder:
     """The configured embedder, built once per process."""
-    return _build(settings.KB_EMBEDDER, settings.KB_EMBEDDING_DIM)
+    runtime = settings.KB_EMBEDDING_RUNTIME if settings.KB_EMBEDDER == "minilm" else ""
+    return _build(settings.KB_EMBEDDER, settings.KB_EMBEDDING_DIM, runtime)
 
 
 def dimension_texts(entry: Entry) -> dict[str, str]:

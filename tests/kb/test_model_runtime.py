@@ -97,3 +97,15 @@ def test_unknown_runtime_is_a_clear_error(settings):
 
     with pytest.raises(EmbedderError, match="KB_EMBEDDING_RUNTIME"):
         MiniLMEmbedder(runtime="tensorflow")
+
+
+def test_the_runtime_setting_chooses_the_embedder(settings):
+    from kb.services.embedding import get_embedder
+
+    settings.KB_EMBEDDER = "minilm"
+    settings.KB_EMBEDDING_RUNTIME = "torch"
+    torch = get_embedder()
+    settings.KB_EMBEDDING_RUNTIME = "onnx"
+    onnx = get_embedder()
+    assert (torch.requested_runtime, onnx.requested_runtime) == ("torch", "onnx")
+    assert torch.name == onnx.name  # same vectors, so stored vectors stay valid
