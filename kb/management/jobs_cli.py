@@ -38,6 +38,7 @@ def follow_job(public_id: str, out, *, poll: float = 0.5) -> Job:
             bar.update(job.progress_done - bar.n)
         if job.status in FINISHED:
             if bar is not None:
-                bar.close()
+                bar.set_description(job.phase or job.status)  # "done" (a fast job may skip
+                bar.close()  # a phase between two polls), or the phase a failure stopped in
             return job
         time.sleep(poll)
