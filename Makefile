@@ -4,6 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 STAMP := $(VENV)/.installed
+# The embedding model exported to ONNX at set-up (README, "Model runtime"); the stamp beside it
+# records what it was made from, and `export_onnx_model` redoes it only when that changed.
+ONNX_STAMP := .models/minilm.onnx.stamp.json
+# The broker `make run` starts (or reuses) and hands to the web server, worker and beat.
+KB_REDIS_PORT ?= 6379
+RUN_BROKER_URL ?= redis://127.0.0.1:$(KB_REDIS_PORT)/0
 
 .PHONY: run dev test setup migrate demo lint bench load stop-db worker schema clean assets
 
@@ -17,7 +23,10 @@ $(STAMP): pyproject.toml
 	$(PY) scripts/portable_pgvector.py
 	touch $(STAMP)
 
-setup: $(STAMP)
+$(ONNX_STAMP): $(STAMP)
+	$(PY) manage.py export_onnx_model
+
+setup: $(STAMP) $(ONNX_STAMP)
 
 migrate: setup
 	$(PY) manage.py migrate --noinput
@@ -25,15 +34,18 @@ migrate: setup
 demo: migrate
 	$(PY) manage.py load_demo
 
-# Production serving: gunicorn with uvicorn workers (ASGI), WhiteNoise for static files,
-# DEBUG off, a bounded database pool per process. Settings: README, "Serving".
+# The whole system, as production runs it (README, "What make run starts"): Redis (started
+# when nothing answers on KB_REDIS_PORT), gunicorn with uvicorn workers (ASGI), a Celery worker
+# and Celery beat, under honcho (Procfile): one interleaved log, Ctrl-C stops them all. Jobs
+# (imports, embedding, layouts, extraction, gap reports) run on the worker, never in a request.
 run: demo
 	@command -v dot >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq graphviz >/dev/null) || echo "No graphviz: flow diagrams show a note."
 	@$(PY) manage.py ensure_admin
 	@$(PY) manage.py collectstatic --noinput -v 0
-	@echo "Serving Knowledge Bank on http://127.0.0.1:$(PORT)/admin/ (API under /api/v1/, docs at /api/v1/docs/)"
-	PORT=$(PORT) $(VENV)/bin/gunicorn -c config/gunicorn.conf.py config.asgi:application
+	@echo "Serving Knowledge Bank on http://127.0.0.1:$(PORT)/admin/ (API under /api/v1/, docs at /api/v1/docs/); jobs at /admin/jobs/"
+	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-$(RUN_BROKER_URL)} KB_REDIS_PORT=$(KB_REDIS_PORT) \
+		$(VENV)/bin/honcho -f Procfile start -p $(PORT)
 
 # Development: Django's auto-reloading server, DEBUG on, plain-text logs.
 dev: demo
@@ -54,6 +66,7 @@ lint: setup
 schema: setup
 	$(PY) manage.py spectacular --file tests/api/openapi-snapshot.yaml --validate
 
+# A worker on another machine: point CELERY_BROKER_URL and DATABASE_URL at the shared ones.
 worker: setup
 	KB_DB_APPLICATION_NAME=kb-worker $(VENV)/bin/celery -A config worker -l info
 

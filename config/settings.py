@@ -12,6 +12,8 @@ cannot be complete without it).
 
 from __future__ import annotations
 
+import os
+
 import dj_database_url
 
 from config.environment import BASE_DIR, Environment
@@ -287,6 +289,14 @@ KB_OPENAI_EMBEDDINGS_URL = env["KB_OPENAI_EMBEDDINGS_URL"]
 KB_OPENAI_EMBEDDINGS_MODEL = env["KB_OPENAI_EMBEDDINGS_MODEL"]
 KB_OPENAI_API_KEY = env["KB_OPENAI_API_KEY"]
 KB_EMBED_BATCH_SIZE = env["KB_EMBED_BATCH_SIZE"]
+# The local model's runtime: "onnx" (the graph exported at set-up into KB_ONNX_MODEL_DIR, run by
+# ONNX Runtime; PyTorch is used, with a log line, when the export is missing) or "torch".
+KB_EMBEDDING_RUNTIME = env["KB_EMBEDDING_RUNTIME"]
+KB_ONNX_MODEL_DIR = env["KB_ONNX_MODEL_DIR"] or str(BASE_DIR / ".models")
+# Intra-op threads of the ONNX session (default: OMP_NUM_THREADS when set, 1 per web process
+# under gunicorn, else the cores) and texts per model call. Measured: README, "Model runtime".
+KB_ONNX_THREADS = env["KB_ONNX_THREADS"] or env["OMP_NUM_THREADS"] or (os.cpu_count() or 1)
+KB_ONNX_BATCH_SIZE = env["KB_ONNX_BATCH_SIZE"]
 # Edge extraction with an OpenAI-compatible chat-completions endpoint (the "llm" extractor;
 # the "local" one needs nothing). URL is the API base (…/v1) or the full …/chat/completions.
 KB_EXTRACT_LLM_URL = env["KB_EXTRACT_LLM_URL"]

@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from graph.api.analytics_views import stats_page
+from kb.admin_jobs import jobs_page
 from kb.api.errors import json_not_found
 from kb.views import bank_switch, favicon, home
 
@@ -11,6 +12,7 @@ urlpatterns = [
     path("banks/go/", bank_switch, name="bank-switch"),
     path("favicon.ico", favicon, name="favicon"),
     path("admin/graph/stats/<slug:bank>/", stats_page, name="graph-stats-page"),
+    path("admin/jobs/", jobs_page, name="admin-jobs"),
     path("admin/", admin.site.urls),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves its script as a file: the page needs no inline script (CSP).

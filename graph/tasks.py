@@ -53,8 +53,16 @@ def propose_merges_task(bank_id: int, limit: int = 200) -> dict:
     bank = _bank(bank_id)
     if bank is None:
         return _missing(bank_id)
-    with audit.acting_as("celery:propose_merges"):
-        return {"bank": bank_id, **propose_merges(bank, limit=limit).as_json()}
+    from kb.services.job_progress import tracked_job
+
+    with (
+        audit.acting_as("celery:propose_merges"),
+        tracked_job(bank, "merge_proposals", actor="celery:propose_merges") as (job, progress),
+    ):
+        progress.phase("finding likely duplicates", total=1)
+        job.result = propose_merges(bank, limit=limit).as_json()
+        progress(1, 1)
+    return {"bank": bank_id, **job.result}
 
 
 from graph.analytics import tasks as analytics_tasks  # noqa: E402,F401  (autodiscovery only loads tasks.py)

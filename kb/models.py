@@ -353,6 +353,9 @@ class Job(BankOwned):
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
     actor = models.CharField(max_length=200, blank=True, default="")
     payload = models.TextField(blank=True, default="")
+    # What the job is doing now ("validating", "writing edges", "embedding", …): with
+    # progress_done/progress_total it is the progress the API, the admin and the CLI show.
+    phase = models.CharField(max_length=60, blank=True, default="")
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     # Deliveries that started the job: more than one means a worker was lost mid-run.

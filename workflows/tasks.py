@@ -32,8 +32,20 @@ def regenerate_gap_report(process_id: int, trigger: str = "schedule") -> str:
     )
     if process is None:
         return "process gone"
-    with audit.acting_as("celery:workflows"):
+    from kb.services.job_progress import tracked_job
+
+    with (
+        audit.acting_as("celery:workflows"),
+        tracked_job(process.bank, "gap_report", actor="celery:workflows") as (job, progress),
+    ):
+        progress.phase(f"building the report of {process.short_id}", total=1)
         built = build_report(process.bank, process, trigger=trigger)
+        job.result = {
+            "process": process.short_id,
+            "report": built.report.pk,
+            "findings": built.report.finding_count,
+        }
+        progress(1, 1)
     return f"report {built.report.pk}: {built.report.finding_count} findings"
 
 

