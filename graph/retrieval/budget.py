@@ -1,8 +1,9 @@
 """Economy of a query answer (issue 16 item 3): every text field bounded, and a token budget
 the whole response honours.
 
-Tokens are characters of the JSON as the REST API sends it (compact separators, no ASCII
-escaping, U+2028/U+2029 escaped) divided by 4, rounded up; the MCP server sends the same text.
+Tokens are counted by the project's one counter (:mod:`graph.retrieval.tokens`, injectable)
+over the characters of the JSON as the REST API sends it (compact separators, no ASCII
+escaping, U+2028/U+2029 escaped); the MCP server sends the same text.
 
 The budget is met by a ladder of cuts, each applied from the last result up and stopping as
 soon as the body fits, ordered so that what an agent can read again in one call (content,
@@ -32,7 +33,8 @@ import json
 from collections.abc import Callable
 from json.encoder import encode_basestring
 
-CHARS_PER_TOKEN = 4
+from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
+
 MARKER = " …[truncated]"  # ends content (and any text cut to its hard limit)
 ELLIPSIS = "…"  # ends a short text (note, title, summary) shortened to fit a budget
 MIN_BUDGET_TOKENS = 200
@@ -59,9 +61,9 @@ def _chars(value: object) -> int:
     return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))  # sent as \u2028
 
 
-def estimate_tokens(body: object) -> int:
-    """Tokens of a JSON body as an agent receives it (characters / 4, rounded up)."""
-    return -(-_chars(body) // CHARS_PER_TOKEN)
+def estimate_tokens(body: object, counter: TokenCounter = DEFAULT_COUNTER) -> int:
+    """Tokens of a JSON body as an agent receives it."""
+    return counter.tokens_of_chars(_chars(body))
 
 
 def cut(text: str, limit: int) -> tuple[str, bool]:
@@ -243,13 +245,13 @@ def pointer_count(item: dict) -> int:
     return sum(len(item.get(sub) or ()) for sub in (*POINTER_LISTS, COMPACT))
 
 
-def fit_budget(body: dict, budget: int) -> dict:
+def fit_budget(body: dict, budget: int, counter: TokenCounter = DEFAULT_COUNTER) -> dict:
     """Cut ``body`` in place until it fits ``budget`` tokens (the ladder above). Returns the
     figures for ``stats``. The body is rendered once before the ladder and once after: the
     rungs report their own size changes."""
     report = {"contents_cut": 0, "results_cut": 0, "pointers_compacted": 0, "dropped_pointers": 0}
     results = body["results"]
-    limit = budget * CHARS_PER_TOKEN
+    limit = counter.chars_of_tokens(budget)
     size = _chars(body)
     bodies = [(item.get("content"), item.get("steps")) for item in results]
     for rung in RUNGS:
@@ -269,13 +271,13 @@ def fit_budget(body: dict, budget: int) -> dict:
     return report
 
 
-def settle_tokens(body: dict, stats: dict) -> None:
+def settle_tokens(body: dict, stats: dict, counter: TokenCounter = DEFAULT_COUNTER) -> None:
     """Set ``stats["tokens"]`` to the tokens of ``body`` including that figure itself, with
     one rendering: only the figure's digits change between the candidates."""
     figure = stats["tokens"]
     chars = _chars(body) - len(str(figure))
     for _ in range(8):
-        tokens = -(-(chars + len(str(figure))) // CHARS_PER_TOKEN)
+        tokens = counter.tokens_of_chars(chars + len(str(figure)))
         if tokens == figure:
             break
         figure = tokens
