@@ -102,7 +102,48 @@ def floors(bank: Bank) -> tuple[float, float, float]:
     return floor, high, bank.setting("neighbor_relevance_floor", DEFAULT_NEIGHBOR_FLOOR)
 
 
-def confidence_band(relevance: float | None, floor: float, high: float) -> str:
+def confidence_band(
+    relevance: float | None, floor: float, high: float, *, exact: bool = False
+) -> str:
+    """low / medium / high by relevance; an exact lexical hit is never low."""
     if relevance is None or relevance < floor:
-        return "low"
+        return "medium" if exact else "low"
     return "high" if relevance >= high else "medium"
+
+
+def is_exact_hit(hit) -> bool:
+    """The lexical arm matched the entry exactly: every word of the query in its text (full
+    text, AND of the words), or its title close to the whole query (trigram)."""
+    return getattr(hit, "lexical_score", None) is not None
+
+
+# --- fusion -------------------------------------------------------------------------------
+
+ARM_LEADER_RANK = 2  # the fold protects the top two: the lexical arm's best stands among them
+LEADER_WINDOW = 40  # candidates ranked even for a smaller answer, so a buried leader is seen
+
+
+def lift_arm_leaders(hits: list) -> list:
+    """The vector arm never buries the lexical arm's exact hit: the best-scored exact lexical
+    hit (lifecycle and kind weights included) moves up to rank ``ARM_LEADER_RANK`` when the
+    fused score left it lower. The vector arm's best already leads the fused score unless the
+    lexical arm outweighs it, and then it stays in the pool. The rest keep their order."""
+    out = list(hits)
+    lexical = [h for h in out if is_exact_hit(h)]
+    if lexical:
+        leader = max(lexical, key=lambda h: h.score)
+        index = out.index(leader)
+        if index >= ARM_LEADER_RANK:
+            out.insert(ARM_LEADER_RANK - 1, out.pop(index))
+    return out
+
+
+def mark_correctors(results: list[AnswerResult], correctors: dict[int, list[str]]) -> None:
+    """A result with a current corrector carries ``corrected_by`` wherever the corrector is
+    (the returned one when attach_links found it), and is never ``high``."""
+    for item in results:
+        found = correctors.get(item.entry_id) or []
+        if item.corrected_by is None and found:
+            item.corrected_by = found[0]
+        if item.corrected_by is not None and item.confidence == "high":
+            item.confidence = "medium"

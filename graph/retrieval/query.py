@@ -17,13 +17,17 @@ from django.utils import timezone
 
 from graph.models import QueryLog
 from graph.retrieval.answer import (
+    LEADER_WINDOW,
     asks_for_history,
     attach_links,
     confidence_band,
     floors,
+    is_exact_hit,
+    lift_arm_leaders,
+    mark_correctors,
     order_corrections,
 )
-from graph.retrieval.answer_types import AnswerResult, Pointer, QueryAnswer, QueryStats
+from graph.retrieval.answer_types import AnswerResult, Link, Pointer, QueryAnswer, QueryStats
 from graph.retrieval.budget import DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_PER_RESULT
 from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
 from graph.retrieval.presenter import present_answer
@@ -42,7 +46,7 @@ class QueryParams:
     fold: bool = True
     pool: int = 20
     neighbors: int = 3
-    lexical: bool = False
+    lexical: bool = True  # hybrid by default (API.md "Changes")
     kinds: list[str] | None = None
     systems: list[str] | None = None
     include_retired: bool = True
@@ -71,7 +75,7 @@ def _result(entry: Entry, hit, rank: int, floor: float, high: float) -> AnswerRe
         matched_by=hit.matched_by,
         lifecycle=lifecycle_note(entry),
         relevance=round(hit.relevance or 0.0, 4),
-        confidence=confidence_band(hit.relevance, floor, high),
+        confidence=confidence_band(hit.relevance, floor, high, exact=is_exact_hit(hit)),
     )
 
 
@@ -115,13 +119,14 @@ def execute_query(
     hits = rank_candidates(
         bank,
         params.query,
-        limit=pool_size,
+        limit=max(pool_size, LEADER_WINDOW),
         lexical=params.lexical,
         kinds=params.kinds,
         systems=params.systems,
         include_retired=params.include_retired,
         query_vector=query_vector,
     )
+    hits = lift_arm_leaders(hits)[:pool_size]
     by_id = {h.entry_id: h for h in hits}
     entries = Entry.objects.select_related("kind").in_bulk(list(by_id))
     pool_ids = [h.entry_id for h in hits]
@@ -184,6 +189,11 @@ def execute_query(
             replacement_types=pool_graph.replacement_types,
         )
         stats.neighbor_cap_reached = len(selection.capped)
+        stats.hops_cut = selection.hops_cut
+        for hop in selection.hops:
+            link = Link(hop.short_id, hop.relation, hop.direction, hop.note)
+            results[row_of[hop.result_id]].hops.append(link)
+        mark_correctors(results, selection.correctors)
         for n in selection.neighbors:
             pointer = Pointer(
                 id=n.short_id,
@@ -204,7 +214,9 @@ def execute_query(
         bank=bank.slug,
         query=params.query,
         fold=params.fold,
-        no_good_match=not any((by_id[pk].relevance or 0.0) >= floor for pk in returned),
+        no_good_match=not any(
+            (by_id[pk].relevance or 0.0) >= floor or is_exact_hit(by_id[pk]) for pk in returned
+        ),
         results=results,
         stats=stats,
         budget_tokens=query_budget(bank, params),

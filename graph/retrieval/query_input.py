@@ -44,7 +44,7 @@ class QueryRequestSerializer(serializers.Serializer):
     )
     lexical = serializers.BooleanField(
         required=False,
-        default=False,
+        default=True,
         help_text="Also match words exactly (identifiers, error strings, flag names), fused "
         "with the vector ranking; false: vectors only.",
     )

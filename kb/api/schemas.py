@@ -261,8 +261,15 @@ class QueryResultSerializer(serializers.Serializer):
         child=serializers.CharField(),
         required=False,
         help_text="Present when the token budget left no room for whole pointers: each "
-        "'<id> <relation> <in|out> <folded|neighbor|link>', moved here from related, "
-        "neighbors or links.",
+        "'<id> <relation> <in|out> <folded|neighbor|link>', then ': ' and the first words of "
+        "its note when it has one, moved here from related, neighbors or links.",
+    )
+    hops = ResultLinkSerializer(
+        many=True,
+        required=False,
+        help_text="Further noted edges of this result past its neighbour slots, ranked by "
+        "the same relevance (the note's vector and words with the neighbour's vectors), at "
+        "most 12; absent when there are none.",
     )
 
 
@@ -287,6 +294,9 @@ class QueryStatsSerializer(serializers.Serializer):
     )
     dropped_pointers = serializers.IntegerField(
         required=False, help_text="Pointers left out: not even their ids fitted the budget."
+    )
+    hops_cut = serializers.IntegerField(
+        required=False, help_text="Hop lines left out by the per-result cap or the budget."
     )
 
 
