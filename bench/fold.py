@@ -138,14 +138,21 @@ def legacy_modules(rev: str):
         return module
 
     load("graph/services/fold.py", "legacy_fold", {})
-    query = load(
-        "graph/services/query.py",
-        "legacy_query",
-        {
-            "from graph.services.fold ": "from legacy_fold ",
-            "from graph.retrieval.fold ": "from legacy_fold ",
-        },
-    )
+    replace = {
+        "from graph.services.fold ": "from legacy_fold ",
+        "from graph.retrieval.fold ": "from legacy_fold ",
+    }
+    # The answer and budget modules of that revision too, when it had them (their signatures
+    # changed with the query action of issue 23).
+    for module in ("answer", "budget"):
+        path = f"graph/retrieval/{module}.py"
+        known = subprocess.run(
+            ["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}:{path}"], capture_output=True
+        )
+        if known.returncode == 0:
+            load(path, f"legacy_{module}", replace)
+            replace[f"from graph.retrieval.{module} "] = f"from legacy_{module} "
+    query = load("graph/services/query.py", "legacy_query", replace)
     return query
 
 
