@@ -11,6 +11,9 @@
    (related + neighbours + links) of the unbounded answer whose id no longer appears anywhere
    in the default one, results dropped, pointers compacted; and every budget honoured
    (200 … 3,000 and the default).
+4. Redundancy: result slots spent on a topic an earlier result already shows (a current edge
+   to a better-ranked result), flat top-8 against the default fold answer, and the flat
+   top-8 ids the fold's answer loses.
 
     .venv/bin/python bench/answers.py [--keep] [--only economy]
 """
@@ -229,6 +232,43 @@ def economy(bank, queries: list[str] | None = None) -> dict:
     }
 
 
+def redundancy(bank, queries: list[str]) -> dict:
+    """Slots spent on a topic already shown: a result that shares a current edge with a
+    better-ranked result of the same answer. Flat top-8 against the default fold answer; and
+    what the fold loses (a flat top-8 id that appears nowhere in the fold's answer)."""
+    from graph.retrieval.fold import edges_among
+    from graph.retrieval.query import QueryParams, run_query
+    from kb.models import Entry
+
+    flat_redundant = fold_redundant = lost = 0
+    for q in queries:
+        flat = run_query(bank, QueryParams(q, fold=False), record=False)
+        folded = run_query(bank, QueryParams(q), record=False)
+        for body, is_flat in ((flat, True), (folded, False)):
+            shorts = [r["id"] for r in body["results"]]
+            pk = dict(
+                Entry.objects.filter(bank=bank, short_id__in=shorts).values_list("short_id", "pk")
+            )
+            ids = [pk[x] for x in shorts]
+            edges = edges_among(bank, ids).edges
+            adjacent = {(e.source, e.target) for e in edges} | {(e.target, e.source) for e in edges}
+            redundant = sum(
+                1 for i, a in enumerate(ids) if any((a, b) in adjacent for b in ids[:i])
+            )
+            if is_flat:
+                flat_redundant += redundant
+            else:
+                fold_redundant += redundant
+        lost += len({r["id"] for r in flat["results"]} - answer_ids(folded))
+    return {
+        "queries": len(queries),
+        "flat_slots_on_a_shown_topic": flat_redundant,
+        "fold_slots_on_a_shown_topic": fold_redundant,
+        "ratio": round(fold_redundant / flat_redundant, 3) if flat_redundant else None,
+        "flat_top8_ids_lost_by_fold": lost,
+    }
+
+
 def crowded_bank():
     """The crowded bank of tests/labs/crowded.py with real vectors; the relevance floor off so
     every slot fills (the harder case for the budget)."""
@@ -254,12 +294,12 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true")
     parser.add_argument(
         "--only",
-        choices=["confidence", "corrections", "economy", "crowded"],
+        choices=["confidence", "corrections", "economy", "crowded", "redundancy"],
         action="append",
         default=None,
     )
     args = parser.parse_args()
-    parts = set(args.only or ("confidence", "corrections", "economy", "crowded"))
+    parts = set(args.only or ("confidence", "corrections", "economy", "crowded", "redundancy"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
@@ -288,6 +328,15 @@ def main() -> None:
             print(json.dumps({f"economy_{label}": economy(banks["demo"], asked)}, indent=1))
     if "crowded" in parts:
         print(json.dumps({"economy_crowded": economy(crowded_bank(), CROWDED_QUERIES)}, indent=1))
+    if "redundancy" in parts:
+        asked = [
+            q["query"]
+            for q in _lines(HERE / "data" / "confidence_questions.jsonl")
+            if q["bank"] == "demo" and q["answerable"]
+        ]
+        print(json.dumps({"redundancy_demo": redundancy(banks["demo"], asked)}, indent=1))
+        crowd = crowded_bank()
+        print(json.dumps({"redundancy_crowded": redundancy(crowd, CROWDED_QUERIES)}, indent=1))
     if not args.keep:
         import importlib
 

@@ -5,7 +5,8 @@ no index needed here) and gives it about three current edges per entry (random e
 relation types, 40% with notes), plus two hubs of 1,000 and 20,000 edges. For each query
 vector the flat pool is computed once (exact search), then the query service runs on that
 fixed pool with ``fold: false`` and ``fold: true`` alternately, so the difference is the fold
-alone: its two statements and the Python around them. "before" is the query and fold modules
+alone: its two statements and the Python around them. Queries are five words and every
+note is distinct, drawn from one vocabulary, so the note match runs. "before" is the query and fold modules
 of git ``--before`` loaded side by side, the two taking turns query by query (default ``34d3d58``, the parent of issue 15's
 query-aware neighbour selection; ``HEAD`` compares with the last commit); "after" is the
 working tree. A hub run puts the hub at rank 1 of the pool. Needs a git checkout with history
@@ -43,7 +44,28 @@ RELATIONS = [
     "derived_from",
     "requires",
 ]
-NOTE = "Read this before relying on the other entry's numbers."
+# Notes and queries share one vocabulary, so the note match (full text, in the neighbour
+# statement) really runs: every note is distinct (a lead and five drawn words) and every query
+# is five drawn words (issue 21: a one-word query and one shared note never exercised it).
+VOCABULARY = (
+    "rotate credentials billing ledger deploy rollback canary invoice exporter payment gateway "
+    "search indexer session store image resizer audit trail report scheduler shipping quote "
+    "warehouse sync customer portal partner email relay feature flag metrics pipeline fraud "
+    "scorer tax calculator pricing inventory cache returns label printer webhook receiver sso "
+    "broker document store notification payroll export warehouse loader rate limiter backup"
+).split()
+NOTE_LEADS = (
+    "Read this before relying on",
+    "Explains the step that touches",
+    "Needed when you change",
+    "Background on",
+)
+
+
+def words(rng, n: int) -> str:
+    return " ".join(rng.choice(VOCABULARY, n).tolist())
+
+
 BEFORE_ISSUE_15 = "34d3d58"  # the fold before query-aware neighbour selection
 HUBS = (1_000, 20_000)
 
@@ -61,7 +83,7 @@ def copy_edges(cursor, bank, pairs, rng) -> None:
         if s == d or (s, d, t) in seen:
             continue
         seen.add((s, d, t))
-        note = NOTE if rng.random() < 0.4 else ""
+        note = f"{rng.choice(NOTE_LEADS)} the {words(rng, 5)}." if rng.random() < 0.4 else ""
         rows.append((bank.pk, s, d, t, "", note, "{}", "import", "bench", now, ""))
     columns = (
         "bank_id, from_entry_id, to_entry_id, type_id, label, note, evidence, source, actor,"
@@ -116,14 +138,21 @@ def legacy_modules(rev: str):
         return module
 
     load("graph/services/fold.py", "legacy_fold", {})
-    query = load(
-        "graph/services/query.py",
-        "legacy_query",
-        {
-            "from graph.services.fold ": "from legacy_fold ",
-            "from graph.retrieval.fold ": "from legacy_fold ",
-        },
-    )
+    replace = {
+        "from graph.services.fold ": "from legacy_fold ",
+        "from graph.retrieval.fold ": "from legacy_fold ",
+    }
+    # The answer and budget modules of that revision too, when it had them (their signatures
+    # changed with the query action of issue 23).
+    for module in ("answer", "budget"):
+        path = f"graph/retrieval/{module}.py"
+        known = subprocess.run(
+            ["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}:{path}"], capture_output=True
+        )
+        if known.returncode == 0:
+            load(path, f"legacy_{module}", replace)
+            replace[f"from graph.retrieval.{module} "] = f"from legacy_{module} "
+    query = load("graph/services/query.py", "legacy_query", replace)
     return query
 
 
@@ -178,7 +207,9 @@ def main() -> None:
     pools = []
     for _ in range(args.queries):
         vector = search_bench.unit_vectors(rng, 1)[0].tolist()
-        pools.append((vector, rank_candidates(bank, "bench", limit=20, query_vector=vector)))
+        text = f"how do I {words(rng, 5)}"
+        hits = rank_candidates(bank, text, limit=20, query_vector=vector, lexical=False)
+        pools.append((vector, text, hits))
 
     def fixed(hits):
         return lambda *a, **k: list(hits)
@@ -199,7 +230,7 @@ def main() -> None:
         # (±20 % between runs on this box) weighs on both alike
         timings = {version: ([], [], []) for version, _ in versions}
         last = None
-        for i, (vector, hits) in enumerate(pools):
+        for i, (vector, text, hits) in enumerate(pools):
             hits = list(hits)
             if hub is not None:
                 first = type(hits[0])(hub, hits[0].score + 1, 0.9, 0.9, None, ["vector"], 1)
@@ -213,7 +244,7 @@ def main() -> None:
                         started = time.perf_counter()
                         body = module.run_query(
                             bank,
-                            module.QueryParams("bench", fold=mode),
+                            module.QueryParams(text, fold=mode),
                             record=False,
                             query_vector=vector,
                         )

@@ -1,4 +1,5 @@
-"""Call a tool: the REST view it mirrors, in process, with the caller's token.
+"""Call a tool: its action directly when it has one (``ACTIONS``: the query), else the REST
+view it mirrors, in process, with the caller's token.
 
 Going through the REST view (not a copy of its parsing) is what makes the tool's JSON, its
 validation and its error codes equal REST's by construction: the view authenticates the token,
@@ -13,13 +14,15 @@ import json
 import re
 from dataclasses import dataclass
 from io import BytesIO
+from types import SimpleNamespace
 from urllib.parse import quote, urlencode
 
 from django.core.handlers.wsgi import WSGIRequest
 from django.db import close_old_connections
 from django.urls import Resolver404, resolve
+from rest_framework.exceptions import Throttled
 
-from kb.models import AgentToken
+from kb.models import AgentToken, Scope
 from kb.services.tokens import authenticate_token
 from mcpserver.tools import ToolSpec
 
@@ -151,6 +154,43 @@ def build_request(
     return WSGIRequest(environ), None
 
 
+def _run_query(bank, arguments: dict, actor: str) -> dict:
+    from graph.retrieval.query import QueryAction
+
+    return QueryAction.from_body(bank, arguments, actor=actor).run()
+
+
+# Tools whose use case is an action: called directly with the token's bank, not through a
+# fabricated request to the view (the view calls the same action).
+ACTIONS = {"query": (_run_query, Scope.READ)}
+
+
+def call_action(spec: ToolSpec, bank_slug: str, arguments: dict, raw_token: str) -> ToolAnswer:
+    """Authenticate, count the request, resolve the bank and scope as the REST view does, then
+    run the action; any error becomes the REST envelope (the same handler renders it)."""
+    from kb.api.auth import AgentPrincipal, bank_for
+    from kb.api.errors import exception_handler
+    from kb.services.ratelimit import count_request
+
+    run, scope = ACTIONS[spec.action]
+    token = authenticate_token(raw_token) if raw_token else None
+    if token is None:
+        return _error(401, "not_authenticated", "Unknown or revoked token.")
+    args = {k: v for k, v in arguments.items() if k != "bank"}
+    try:
+        decision = count_request(token.pk, "all")
+        if not decision.allowed:
+            raise Throttled(wait=decision.retry_after)
+        principal = AgentPrincipal(token)
+        bank = bank_for(SimpleNamespace(user=principal), bank_slug, scope)
+        return ToolAnswer(200, run(bank, args, principal.actor))
+    except Exception as exc:  # noqa: BLE001 — rendered exactly as REST renders it
+        response = exception_handler(exc, None)
+        if response is None:
+            raise
+        return ToolAnswer(response.status_code, response.data)
+
+
 def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAnswer:
     """Run one tool call synchronously (call through ``sync_to_async`` from async code)."""
     close_old_connections()
@@ -161,6 +201,8 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
         bank, problem = _bank_argument(raw_token, arguments)
         if problem is not None:
             return problem
+        if spec.action is not None:
+            return call_action(spec, bank, arguments, raw_token)
         request, problem = build_request(spec, bank, arguments, raw_token)
         if problem is not None:
             return problem

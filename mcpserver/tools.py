@@ -40,6 +40,47 @@ class ToolSpec:
     read_only: bool = False
     alt_path: str | None = None  # used when the path id is absent (workflow_gaps lists)
     path_ids: tuple[str, ...] = field(default=())
+    action: str | None = None  # called directly (``dispatch.ACTIONS``), not through the view
+
+
+def serializer_schema(serializer) -> dict:
+    """JSON Schema properties of a DRF serializer's fields: the action's declaration is the
+    tool's schema (types, bounds, defaults and the help texts as descriptions)."""
+    from rest_framework import serializers
+
+    properties = {}
+    for name, f in serializer.fields.items():
+        if isinstance(f, serializers.BooleanField):
+            prop: dict = {"type": "boolean"}
+        elif isinstance(f, serializers.IntegerField):
+            prop = {"type": "integer"}
+            if f.min_value is not None:
+                prop["minimum"] = f.min_value
+            if f.max_value is not None:
+                prop["maximum"] = f.max_value
+        elif isinstance(f, serializers.ListField):
+            prop = {"type": "array", "items": {"type": "string"}}
+            if f.max_length is not None:
+                prop["maxItems"] = f.max_length
+        else:
+            prop = {"type": "string"}
+        if getattr(f, "allow_null", False):
+            prop["type"] = [prop["type"], "null"]
+        default = f.default
+        if default is not serializers.empty and not callable(default):
+            prop["default"] = default
+        if f.help_text:
+            prop["description"] = str(f.help_text)
+        properties[name] = prop
+    return properties
+
+
+def _query_properties(kind: dict) -> dict:
+    from graph.retrieval.query_input import QueryRequestSerializer
+
+    properties = serializer_schema(QueryRequestSerializer())
+    properties["kinds"]["items"] = kind
+    return properties
 
 
 def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
@@ -63,21 +104,8 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "up one known name or id (use resolve or get_entry) nor for walking "
                 "dependencies (use traverse)."
             ),
-            properties={
-                "query": {"type": "string", "description": "What you need to know, in words."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 8},
-                "fold": {"type": "boolean", "default": True},
-                "pool": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
-                "neighbors": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
-                "lexical": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "Also match rare tokens exactly (error strings, flag names).",
-                },
-                "kinds": {"type": "array", "items": kind},
-                "systems": STRINGS,
-                "include_retired": {"type": "boolean", "default": True},
-            },
+            properties=_query_properties(kind),
+            action="query",
             required=("query",),
         ),
         ToolSpec(

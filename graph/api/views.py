@@ -12,11 +12,11 @@ from graph.curation import merge as curation
 from graph.curation.delete import delete_preview
 from graph.edges import links as edges
 from graph.resolution.aliases import resolve
-from graph.retrieval.query import QueryParams, run_query
+from graph.retrieval.query import QueryAction
+from graph.retrieval.query_input import QueryRequestSerializer
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
-from kb.api.params import query_text, validated
 from kb.api.render import entry_detail
 from kb.api.views import ERRORS, BankAPIView
 from kb.models import Scope
@@ -26,16 +26,14 @@ from kb.services.feedback import note_warnings
 
 class QueryView(BankAPIView):
     @extend_schema(
-        request=schemas.QueryRequestSerializer,
+        request=QueryRequestSerializer,
         responses={200: schemas.QueryResponseSerializer, **ERRORS},
         summary="Query the bank (the fold query)",
     )
     def post(self, request, bank: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        body = self.json_body(request)
-        data = validated(schemas.QueryRequestSerializer, body)
-        query_text(data)
-        return Response(run_query(bank_obj, QueryParams(**data), actor=actor_for(request)))
+        bank_obj = bank_for(request, bank, QueryAction.scope)
+        action = QueryAction.from_body(bank_obj, self.json_body(request), actor=actor_for(request))
+        return Response(action.run())
 
 
 class EdgeListView(BankAPIView):

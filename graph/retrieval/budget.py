@@ -1,8 +1,9 @@
 """Economy of a query answer (issue 16 item 3): every text field bounded, and a token budget
 the whole response honours.
 
-Tokens are characters of the JSON as the REST API sends it (compact separators, no ASCII
-escaping, U+2028/U+2029 escaped) divided by 4, rounded up; the MCP server sends the same text.
+Tokens are counted by the project's one counter (:mod:`graph.retrieval.tokens`, injectable)
+over the characters of the JSON as the REST API sends it (compact separators, no ASCII
+escaping, U+2028/U+2029 escaped); the MCP server sends the same text.
 
 The budget is met by a ladder of cuts, each applied from the last result up and stopping as
 soon as the body fits, ordered so that what an agent can read again in one call (content,
@@ -32,7 +33,8 @@ import json
 from collections.abc import Callable
 from json.encoder import encode_basestring
 
-CHARS_PER_TOKEN = 4
+from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
+
 MARKER = " …[truncated]"  # ends content (and any text cut to its hard limit)
 ELLIPSIS = "…"  # ends a short text (note, title, summary) shortened to fit a budget
 MIN_BUDGET_TOKENS = 200
@@ -59,9 +61,9 @@ def _chars(value: object) -> int:
     return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))  # sent as \u2028
 
 
-def estimate_tokens(body: object) -> int:
-    """Tokens of a JSON body as an agent receives it (characters / 4, rounded up)."""
-    return -(-_chars(body) // CHARS_PER_TOKEN)
+def estimate_tokens(body: object, counter: TokenCounter = DEFAULT_COUNTER) -> int:
+    """Tokens of a JSON body as an agent receives it."""
+    return counter.tokens_of_chars(_chars(body))
 
 
 def cut(text: str, limit: int) -> tuple[str, bool]:
@@ -162,8 +164,7 @@ def _texts(holders: list[dict], limits: dict[str, int]) -> int:
 
 
 def _pointer_texts(item: dict, _excess: int, _report: dict) -> int:
-    delta = _texts(_pointers(item), {"note": 160, "summary": 160, "title": 160})
-    delta += _texts(item.get("links", ()), {"note": 160})
+    delta = _texts(_pointers(item), {"summary": 160, "title": 160})
     for pointer in _pointers(item):
         if pointer.get("summary") and pointer.get("summary") == pointer.get("title"):
             delta += _put(pointer, "summary", "")  # the title already says it
@@ -171,11 +172,12 @@ def _pointer_texts(item: dict, _excess: int, _report: dict) -> int:
 
 
 def _content_off(item: dict, _excess: int, _report: dict) -> int:
+    """Results' content and steps go; pointers' steps go; an expanded pointer keeps the head
+    of its content (the request asked for it) until :func:`_expanded_off`."""
     delta = _shorten(item, 0, 1 << 30)
     if item.get("steps"):
         delta += _put(item, "steps", []) + _put(item, "truncated", True)
     for pointer in _pointers(item):
-        delta += _shorten(pointer, 0, 1 << 30)
         steps, removed = _remove(pointer, "steps")
         delta += removed
         if steps:
@@ -189,42 +191,101 @@ def _terse_result(item: dict, _excess: int, _report: dict) -> int:
 
 def _terse_pointers(item: dict, _excess: int, _report: dict) -> int:
     delta = sum(_put(pointer, "summary", "") for pointer in _pointers(item))
-    delta += _texts(_pointers(item), {"note": 100, "title": 80})
-    return delta + _texts(item.get("links", ()), {"note": 80})
-
-
-def _bare_pointers(item: dict, _excess: int, _report: dict) -> int:
-    delta = _texts(_pointers(item), {"note": 48, "title": 48})
-    return delta + sum(_put(link, "note", "") for link in item.get("links", ()))
-
-
-def compact_form(pointer: dict, kind: str) -> str:
-    return f"{pointer['id']} {pointer['relation']} {pointer['direction']} {kind}"
-
-
-def _compact(item: dict, excess: int, report: dict) -> int:
-    """Move pointers, last first, into ``compact_pointers`` until ``excess`` is saved."""
-    saved = delta = 0
-    for sub in ("links", "neighbors", "related"):
-        items = item.get(sub) or []
-        while items and saved < excess:
-            pointer = items.pop()
-            kind = "link" if sub == "links" else pointer.get("kind", sub)
-            short = compact_form(pointer, kind)
-            if COMPACT not in item:
-                delta += _put(item, COMPACT, [])
-            compact = item[COMPACT]
-            pointer_chars, short_chars = _chars(pointer), _chars(short)
-            # a list loses an element and its comma (none when it was alone), the other gains
-            delta += short_chars + (1 if compact else 0) - pointer_chars - (1 if items else 0)
-            compact.insert(0, short)
-            saved += pointer_chars - short_chars
-            report["pointers_compacted"] += 1
-    return delta
+    return delta + _texts(_pointers(item), {"title": 80})
 
 
 def _bare_result(item: dict, _excess: int, _report: dict) -> int:
     return _put(item, "summary", "") + _texts([item], {"title": 60})
+
+
+def _short_notes(item: dict, _excess: int, _report: dict) -> int:
+    """Notes go last: first to 160 characters (100 for hop lines and links)."""
+    delta = _texts(_pointers(item), {"note": 160})
+    return delta + _texts([*item.get("links", ()), *item.get("hops", ())], {"note": 100})
+
+
+def _bare_pointers(item: dict, _excess: int, _report: dict) -> int:
+    delta = _texts(_pointers(item), {"note": 64, "title": 48})
+    return delta + _texts([*item.get("links", ()), *item.get("hops", ())], {"note": 48})
+
+
+NOTE_WORDS = 6  # a compact pointer keeps this many words of its note
+
+
+def note_head(note: str) -> str:
+    words = note.split()
+    head = " ".join(words[:NOTE_WORDS])
+    return clip(head, 48) + (ELLIPSIS if len(words) > NOTE_WORDS and len(head) <= 48 else "")
+
+
+def compact_form(pointer: dict, kind: str) -> str:
+    """``"<id> <relation> <in|out> <kind>"``, then ``": "`` and the note's first words."""
+    short = f"{pointer['id']} {pointer['relation']} {pointer['direction']} {kind}"
+    note = note_head(pointer.get("note") or "")
+    return f"{short}: {note}" if note else short
+
+
+def _move_to_compact(item: dict, sub: str, excess: int, report: dict, expanded: bool) -> int:
+    """Move pointers of ``sub``, last first, into ``compact_pointers`` until ``excess`` is
+    saved; expanded pointers (they carry ``content``) only when ``expanded``."""
+    saved = delta = 0
+    items = item.get(sub) or []
+    index = len(items) - 1
+    while index >= 0 and saved < excess:
+        if "content" in items[index] and not expanded:
+            index -= 1
+            continue
+        pointer = items.pop(index)
+        index -= 1
+        kind = "link" if sub == "links" else pointer.get("kind", sub)
+        short = compact_form(pointer, kind)
+        if COMPACT not in item:
+            delta += _put(item, COMPACT, [])
+        compact = item[COMPACT]
+        pointer_chars, short_chars = _chars(pointer), _chars(short)
+        # a list loses an element and its comma (none when it was alone), the other gains
+        delta += short_chars + (1 if compact else 0) - pointer_chars - (1 if items else 0)
+        compact.insert(0, short)
+        saved += pointer_chars - short_chars
+        report["pointers_compacted"] += 1
+    return delta
+
+
+def _compact_links(item: dict, excess: int, report: dict) -> int:
+    return _move_to_compact(item, "links", excess, report, expanded=True)
+
+
+def _compact(item: dict, excess: int, report: dict) -> int:
+    """Move pointers, last first (expanded ones kept), into ``compact_pointers``."""
+    delta = _move_to_compact(item, "neighbors", excess, report, expanded=False)
+    return delta + _move_to_compact(item, "related", excess + delta, report, expanded=False)
+
+
+def _expanded_off(item: dict, excess: int, report: dict) -> int:
+    """Last of the texts: expanded pointers' content, then those pointers compacted too."""
+    delta = sum(_shorten(pointer, 0, 1 << 30) for pointer in _pointers(item))
+    for sub in ("neighbors", "related"):
+        delta += _move_to_compact(item, sub, excess + delta, report, expanded=True)
+    return delta
+
+
+def _trim_hops(keep: int) -> Callable[[dict, int, dict], int]:
+    def trim_hops(item: dict, excess: int, report: dict) -> int:
+        """Hop lines go from the last, whole (a kept line keeps its note), down to ``keep``."""
+        hops = item.get("hops")
+        if not hops:
+            return 0
+        delta = 0
+        while len(hops) > keep and -delta < excess:
+            hop = hops.pop()
+            delta -= _chars(hop) + (1 if hops else 0)
+            report["hops_cut"] = report.get("hops_cut", 0) + 1
+        if not hops:
+            delta += _remove(item, "hops")[1]
+        return delta
+
+    trim_hops.__name__ = f"trim_hops_to_{keep}"
+    return trim_hops
 
 
 RUNGS: list[Callable[[dict, int, dict], int]] = [
@@ -233,9 +294,14 @@ RUNGS: list[Callable[[dict, int, dict], int]] = [
     _content_off,
     _terse_result,
     _terse_pointers,
-    _bare_pointers,
-    _compact,
     _bare_result,
+    _short_notes,
+    _bare_pointers,
+    _trim_hops(3),
+    _compact_links,
+    _compact,
+    _trim_hops(0),
+    _expanded_off,
 ]
 
 
@@ -243,13 +309,19 @@ def pointer_count(item: dict) -> int:
     return sum(len(item.get(sub) or ()) for sub in (*POINTER_LISTS, COMPACT))
 
 
-def fit_budget(body: dict, budget: int) -> dict:
+def fit_budget(body: dict, budget: int, counter: TokenCounter = DEFAULT_COUNTER) -> dict:
     """Cut ``body`` in place until it fits ``budget`` tokens (the ladder above). Returns the
     figures for ``stats``. The body is rendered once before the ladder and once after: the
     rungs report their own size changes."""
-    report = {"contents_cut": 0, "results_cut": 0, "pointers_compacted": 0, "dropped_pointers": 0}
+    report = {
+        "contents_cut": 0,
+        "results_cut": 0,
+        "pointers_compacted": 0,
+        "dropped_pointers": 0,
+        "hops_cut": 0,
+    }
     results = body["results"]
-    limit = budget * CHARS_PER_TOKEN
+    limit = counter.chars_of_tokens(budget)
     size = _chars(body)
     bodies = [(item.get("content"), item.get("steps")) for item in results]
     for rung in RUNGS:
@@ -269,13 +341,13 @@ def fit_budget(body: dict, budget: int) -> dict:
     return report
 
 
-def settle_tokens(body: dict, stats: dict) -> None:
+def settle_tokens(body: dict, stats: dict, counter: TokenCounter = DEFAULT_COUNTER) -> None:
     """Set ``stats["tokens"]`` to the tokens of ``body`` including that figure itself, with
     one rendering: only the figure's digits change between the candidates."""
     figure = stats["tokens"]
     chars = _chars(body) - len(str(figure))
     for _ in range(8):
-        tokens = -(-(chars + len(str(figure))) // CHARS_PER_TOKEN)
+        tokens = counter.tokens_of_chars(chars + len(str(figure)))
         if tokens == figure:
             break
         figure = tokens

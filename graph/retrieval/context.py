@@ -7,8 +7,9 @@ pointers' one-line notes (the fold query with its lexical arm on, since a task n
 error strings and flags as often as ideas), and entries anchored to the files and symbols being edited (those
 already shown as results are not repeated). Each block is added whole if it fits; a result
 that does not fit with its content is tried again without it; anything left out sets
-``truncated``. Tokens are counted with the local model's tokenizer (``graph.retrieval.tokens``),
-so ``tokens`` never exceeds ``budget_tokens``. The same bank state gives the same text.
+``truncated``. Tokens are counted by the project's one counter (``graph.retrieval.tokens``,
+injectable, over the running length of the joined text), so ``tokens`` never exceeds
+``budget_tokens``. The same bank state gives the same text.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 from graph.retrieval.budget import UNBOUNDED
 from graph.retrieval.query import QueryParams, run_query
-from graph.retrieval.tokens import count_tokens
+from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
 from kb.errors import InvalidInput
 from kb.models import Bank, Claim, Entry
 from kb.services.claims import live_claims
@@ -30,6 +31,7 @@ MAX_BUDGET = 100_000
 DEFAULT_LIMIT = 6
 CONTENT_CHARS = 700
 MAX_TASK = 2000
+JOIN = "\n\n"  # between blocks
 
 # Open workflow findings naming any of the given short ids, contributed by the workflows app
 # (graph never imports workflows): each provider answers ``[FindingLine, ...]``.
@@ -189,21 +191,33 @@ def _finding_line(finding: FindingLine) -> str:
 
 
 class _Packer:
-    """Adds blocks in order while the running count stays within the budget."""
+    """Adds blocks in order while the joined text stays within the budget. It keeps the text's
+    running length (blocks and the blank lines joining them), so the count is exact."""
 
-    def __init__(self, budget: int):
+    def __init__(self, budget: int, counter: TokenCounter):
         self.budget = budget
+        self.counter = counter
         self.blocks: list[str] = []
-        self.tokens = 0
+        self.chars = 0
         self.truncated = False
+
+    def _fits(self, block: str) -> bool:
+        extra = len(block) + (len(JOIN) if self.blocks else 0)
+        return self.counter.tokens_of_chars(self.chars + extra) <= self.budget
+
+    def _push(self, block: str) -> None:
+        self.chars += len(block) + (len(JOIN) if self.blocks else 0)
+        self.blocks.append(block)
+
+    def _pop(self) -> None:
+        block = self.blocks.pop()
+        self.chars -= len(block) + (len(JOIN) if self.blocks else 0)
 
     def add(self, *variants: str) -> bool:
         """Add the first variant that fits; a shortened variant counts as truncation."""
         for i, text in enumerate(variants):
-            cost = count_tokens(text)
-            if self.tokens + cost <= self.budget:
-                self.blocks.append(text)
-                self.tokens += cost
+            if self._fits(text):
+                self._push(text)
                 self.truncated = self.truncated or i > 0
                 return True
         self.truncated = True
@@ -214,20 +228,19 @@ class _Packer:
         keys of the items that fit."""
         if not items:
             return []
-        heading_cost = count_tokens(heading)
-        if self.tokens + heading_cost > self.budget:
+        if not self._fits(heading):
             self.truncated = True
             return []
-        self.blocks.append(heading)
-        self.tokens += heading_cost
+        self._push(heading)
         fitted = [key for key, variants in zip(keys, items, strict=True) if self.add(*variants)]
         if not fitted:
-            self.blocks.pop()
-            self.tokens -= heading_cost
+            self._pop()
         return fitted
 
 
-def build_context(bank: Bank, body: dict, *, actor: str = "") -> ContextBundle:
+def build_context(
+    bank: Bank, body: dict, *, actor: str = "", counter: TokenCounter = DEFAULT_COUNTER
+) -> ContextBundle:
     """The context bundle for ``body`` (API.md fields: task, files, symbols, budget_tokens)."""
     request = clean_context_request(body)
     results: list[dict] = []
@@ -254,7 +267,7 @@ def build_context(bank: Bank, body: dict, *, actor: str = "") -> ContextBundle:
         findings.extend(provider(bank, bundle_ids))
     findings.sort(key=lambda f: f.id)
 
-    packer = _Packer(request.budget_tokens)
+    packer = _Packer(request.budget_tokens, counter)
     title = f"# Knowledge Bank context (bank `{bank.slug}`)"
     if request.task:
         title += f"\nTask: {_one_line(request.task, 400)}"
@@ -307,11 +320,11 @@ def build_context(bank: Bank, body: dict, *, actor: str = "") -> ContextBundle:
         anchored_items,
         [hit.entry.short_id for hit in anchored],
     )
-    text = "\n\n".join(packer.blocks)
-    tokens = count_tokens(text)
+    text = JOIN.join(packer.blocks)
+    tokens = counter.count(text)
     while tokens > request.budget_tokens and packer.blocks:  # a safety net; sums are exact
         packer.blocks.pop()
         packer.truncated = True
-        text = "\n\n".join(packer.blocks)
-        tokens = count_tokens(text)
+        text = JOIN.join(packer.blocks)
+        tokens = counter.count(text)
     return ContextBundle(text=text, tokens=tokens, entries=included, truncated=packer.truncated)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from graph.retrieval.relevance import (
+    HOP_LINES,
     NEIGHBOR_CANDIDATE_CAP,
     NOTE_RELEVANCE_SQL,
     note_terms,
@@ -145,16 +146,24 @@ def fold_pool(ranked: Sequence[int], edges: Sequence[PoolEdge], limit: int) -> F
     for members in groups.values():  # members are in rank order
         member_set = set(members)
         protected = [m for m in members if rank[m] <= PROTECTED]
+        standing: dict[int, int] = {}  # a corrector that stands beside what it corrects
         if protected:
-            reps = protected
+            reps = list(protected)
             host = protected[0]
+            # A protected entry stands even when corrected: its corrector stands too (at its
+            # rank; the answer then orders it first), never folded under a third entry.
+            for e in edges:
+                if e.relation == "corrects" and e.target in protected and e.source in member_set:
+                    if e.source not in reps:
+                        reps.append(e.source)
+                        standing[e.source] = rank[e.target]
         else:
             dominated = _dominated(member_set, [e for e in edges if e.source in member_set])
             host = next((m for m in members if m not in dominated), members[0])
             reps = [host]
         best = rank[members[0]]
         for rep in reps:
-            position = rank[rep] if protected else best
+            position = standing.get(rep, rank[rep] if protected else best)
             results.append(FoldedResult(rep, position))
         hosted = next(r for r in results if r.entry_id == host)
         for m in members:
@@ -246,6 +255,9 @@ class Neighbor:
 class NeighborSelection:
     neighbors: list[Neighbor]
     capped: list[int]  # results whose candidate read stopped at the cap (a hub)
+    hops: list[Neighbor] = field(default_factory=list)  # noted edges past the slots, ranked
+    hops_cut: int = 0  # noted candidates past the slots the per-result cap left out
+    correctors: dict[int, list[str]] = field(default_factory=dict)  # result -> current correctors
 
 
 # Each result's candidates are read in index order (partial indexes on (end, id) of open
@@ -304,32 +316,55 @@ f AS (
               e.edge_id
 ),
 s AS MATERIALIZED (  -- each candidate's relevance computed once, not per use below
-    SELECT f.*, {vrel} AS vrel, {nrel} AS nrel
+    SELECT f.*, {vrel} AS vrel, {nrel} AS nrel, 1 - (ee.vector <=> qv.v) AS ncos
       FROM f CROSS JOIN qv
       JOIN kb_entry o ON o.id = f.other_id
       LEFT JOIN kb_entryembedding emb ON emb.entry_id = f.other_id
+      LEFT JOIN graph_edgeembedding ee ON ee.edge_id = f.edge_id
      WHERE o.status NOT IN ('merged', 'deleted')
 ),
-ranked AS (
-    SELECT s.*, row_number() OVER (
-        PARTITION BY s.result_id
-        ORDER BY s.pin DESC,
-                 floor((coalesce(s.vrel, 0) + %(note_weight)s * s.nrel) / %(band)s) DESC,
-                 (s.note <> '') DESC, s.neighbor_priority DESC, s.edge_id
-    ) AS rn
+scored AS (
+    SELECT s.*, coalesce(s.vrel, 0) + %(note_weight)s * s.nrel
+                + %(note_vector_weight)s * coalesce(s.ncos, 0) AS rel
       FROM s
-     WHERE s.pin OR s.vrel IS NULL OR s.vrel + %(note_weight)s * s.nrel >= %(floor)s
+),
+ranked AS (
+    SELECT scored.*, row_number() OVER (
+        PARTITION BY scored.result_id
+        ORDER BY scored.pin DESC, floor(scored.rel / %(band)s) DESC,
+                 (scored.note <> '') DESC, scored.neighbor_priority DESC, scored.edge_id
+    ) AS rn
+      FROM scored
+     WHERE scored.pin OR scored.vrel IS NULL OR scored.rel >= %(floor)s
+),
+counted AS (  -- hop lines: the noted candidates past the neighbour slots, in the same order
+    SELECT ranked.*,
+           count(*) FILTER (WHERE NOT ranked.pin AND ranked.rn > %(n)s AND ranked.note <> '')
+               OVER (PARTITION BY ranked.result_id ORDER BY ranked.rn) AS hop_no,
+           count(*) FILTER (WHERE NOT ranked.pin AND ranked.rn > %(n)s AND ranked.note <> '')
+               OVER (PARTITION BY ranked.result_id) AS hop_total
+      FROM ranked
 )
-SELECT ranked.result_id, o.id, o.short_id, o.title, o.summary, k.name, o.status, o.steps,
-       ranked.name, ranked.direction, ranked.note, ranked.pin,
-       ranked.vrel + %(note_weight)s * ranked.nrel, ranked.rn,
-       CASE WHEN o.short_id = ANY(%(expand)s::text[]) THEN o.content END
-  FROM ranked JOIN kb_entry o ON o.id = ranked.other_id JOIN kb_entrykind k ON k.id = o.kind_id
- WHERE ranked.rn <= %(n)s OR ranked.pin
+SELECT counted.result_id, o.id, o.short_id, o.title, o.summary, k.name, o.status, o.steps,
+       counted.name, counted.direction, counted.note, counted.pin, counted.rel, counted.rn,
+       CASE WHEN o.short_id = ANY(%(expand)s::text[]) THEN o.content END,
+       CASE WHEN counted.rn <= %(n)s OR counted.pin THEN 'n' ELSE 'h' END,
+       greatest(counted.hop_total - %(hops)s, 0)
+  FROM counted JOIN kb_entry o ON o.id = counted.other_id JOIN kb_entrykind k ON k.id = o.kind_id
+ WHERE counted.rn <= %(n)s OR counted.pin
+    OR (counted.note <> '' AND counted.hop_no BETWEEN 1 AND %(hops)s)
 UNION ALL
 SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL
+       NULL, 'x', NULL
   FROM capped
+UNION ALL  -- a current corrector of a result, wherever it is (API.md "Corrections")
+SELECT ed.to_entry_id, o.id, o.short_id, NULL, NULL, NULL, o.status, NULL, t.name, 'in',
+       ed.note, NULL, NULL, ed.id, NULL, 'c', NULL
+  FROM graph_edge ed JOIN graph_edgetype t ON t.id = ed.type_id AND t.name = 'corrects'
+  JOIN kb_entry o ON o.id = ed.from_entry_id
+ WHERE ed.to_entry_id = ANY(%(results)s) AND {current}
+   AND o.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
+   AND (o.expires_at IS NULL OR o.expires_at >= %(now)s::date)
  ORDER BY 1, 14
 """
 
@@ -365,6 +400,7 @@ def neighbors_of(
     cap: int = NEIGHBOR_CANDIDATE_CAP,
     expand: Sequence[str] = (),
     replacement_types: Sequence[int] | None = None,
+    hops: int = HOP_LINES,
 ) -> NeighborSelection:
     """Up to ``per_result`` one-hop neighbours per result from outside the pool, in one
     statement. A result superseded by an entry outside the results gets that replacement first
@@ -372,7 +408,9 @@ def neighbors_of(
     then the edge type's neighbour priority. Neighbours below ``floor`` are left out (a
     neighbour without vectors yet is judged by its note alone and never dropped).
     ``replacement_types`` are the bank's ``supersedes`` type ids (:func:`edges_among` reads
-    them); without them the statement looks them up itself, at the risk of a worse plan."""
+    them); without them the statement looks them up itself, at the risk of a worse plan.
+    The same statement hands over, per result, up to ``hops`` further noted edges in the same
+    order (hop lines) and the result's current correctors wherever they are."""
     if not result_ids:
         return NeighborSelection([], [])
     sql = _NEIGHBORS_SQL.format(
@@ -391,34 +429,41 @@ def neighbors_of(
         "cap": cap,
         "bare_cap": max(1, cap // 3),
         "floor": -1.0 if floor is None else floor,
+        "hops": hops,
         "expand": list(expand),
     }
     rows = fetch_prepared(sql, params)
-    out, capped = [], []
+    selection = NeighborSelection([], [])
+    cut_of: dict[int, int] = {}
     for row in rows:
-        if row[1] is None:
-            capped.append(row[0])
+        role = row[15]
+        if role == "x":
+            selection.capped.append(row[0])
+            continue
+        if role == "c":
+            selection.correctors.setdefault(row[0], []).append(row[2])
             continue
         (result_id, entry_id, short_id, title, summary, kind, status, steps) = row[:8]
         relation, direction, note, pin, relevance = row[8:13]
         if isinstance(steps, str):  # jsonb arrives decoded from psycopg; text only from old rows
             steps = json.loads(steps)
-        out.append(
-            Neighbor(
-                result_id,
-                entry_id,
-                short_id,
-                title,
-                summary,
-                kind,
-                status,
-                steps,
-                relation,
-                direction,
-                note,
-                pin,
-                None if relevance is None else float(relevance),
-                row[14],
-            )
+        item = Neighbor(
+            result_id,
+            entry_id,
+            short_id,
+            title,
+            summary,
+            kind,
+            status,
+            steps,
+            relation,
+            direction,
+            note,
+            pin,
+            None if relevance is None else float(relevance),
+            row[14],
         )
-    return NeighborSelection(out, capped)
+        (selection.neighbors if role == "n" else selection.hops).append(item)
+        cut_of[result_id] = int(row[16] or 0)
+    selection.hops_cut = sum(cut_of.values())
+    return selection

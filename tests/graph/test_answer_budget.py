@@ -85,7 +85,8 @@ def test_compact_pointers_keep_id_relation_and_direction(crowded):
     compact = [s for r in tight["results"] for s in r.get(COMPACT, ())]
     assert compact and tight["stats"]["pointers_compacted"] == len(compact)
     for short in compact:
-        pointer_id, relation, direction, kind = short.split()
+        head, _, note_words = short.partition(": ")  # the note's first words follow
+        pointer_id, relation, direction, kind = head.split()
         assert (pointer_id, relation, direction) in whole
         assert kind in ("folded", "neighbor", "link")
     assert all(r["truncated"] and r["content"] == "" for r in tight["results"])

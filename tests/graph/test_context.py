@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graph.retrieval.context import build_context
-from graph.retrieval.tokens import count_tokens, tokenizer_name
+from graph.retrieval.tokens import TokenCounter, count_tokens
 from kb.errors import InvalidInput
 from kb.services import claims
 from workflows.models import Finding
@@ -102,10 +102,13 @@ def test_same_state_same_bundle(bank, scene):
     assert build_context(bank, BODY) == build_context(bank, BODY)
 
 
-def test_real_tokenizer_counts_wordpieces():
-    assert tokenizer_name() == "all-MiniLM-L6-v2 WordPiece"
-    assert count_tokens("hello world") == 2
-    assert count_tokens("a\n\nb") == count_tokens("a") + count_tokens("b")
+def test_one_counter_counts_characters_and_is_injectable(bank, scene):
+    assert count_tokens("hello world") == 3  # 11 characters, 4 a token, rounded up
+    assert count_tokens("") == 0
+    coarse = build_context(bank, BODY, counter=TokenCounter(chars_per_token=8))
+    fine = build_context(bank, BODY)
+    assert coarse.tokens == TokenCounter(chars_per_token=8).count(coarse.text)
+    assert coarse.tokens < fine.tokens
 
 
 @pytest.mark.parametrize(

@@ -11,15 +11,20 @@ and direction as the A–B edge, written before or after the A–B edge: a resul
 outnumber the neighbour slots must still hand over the hop the query needs.
 
 B's text comes in two modes. ``opaque`` (the original, adversarial one): B names only its
-codename and quirk, so it shares nothing with the question and no query-relevance signal can
-tell it from the crowd. ``pertinent`` (the premise of issue 15): B says which system or step
-the quirk affects, in wording of its own (never the question's), while the proof token still
-lives only in B and the crowd stays unrelated to the question.
+codename and quirk, and the A–B note is the same generic sentence for every task, so nothing
+but the edge itself tells B from the crowd. ``pertinent`` (issue 21): B still shares no word
+with the question (it names its codename, its quirk and the kind of step it affects in words
+of its own — checked by :func:`leak_check`), while the A–B edge note says how B bears on the
+task, in the task's terms, as a curator would write it; every crowd note is distinct. So the
+pertinent lab measures whether the fold hands over a hop whose relevance lives in the EDGE
+NOTE, not in B (issue 15's version wrote the question's system name into B's title, which let
+B's own vectors do the work).
 """
 
 from __future__ import annotations
 
 import random
+import re
 import secrets
 from dataclasses import dataclass, field
 
@@ -27,6 +32,7 @@ from django.db import transaction
 
 from graph.edges.links import link
 from graph.models import Edge
+from graph.retrieval.facts import embed_edge_notes
 from graph.retrieval.query import QueryParams, run_query
 from kb import audit
 from kb.errors import KbError
@@ -104,20 +110,26 @@ QUIRKS = [
     "the {code} bastion only admits sessions tagged {token}",
     "the {code} change window requires ticket prefix {token}",
 ]
-# Pertinent mode: B names the system (and sometimes the step of A's recipe) it affects.
+# Pertinent mode: B names the kind of step it affects in words of its own, never the question's
+# (no system name, no action); the A–B note says how it bears on the task.
 PERTINENT_TITLES = [
-    "{code} quirk on the {system}",
-    "{System} playbook job: the {code} gotcha",
-    "Gotcha for {system} operators ({code})",
-    "What trips up changes to the {system}",
-    "{System}: the {code} step people get wrong",
+    "{code} quirk of the signing step",
+    "Gotcha in the {code} playbook job",
+    "What trips up the {code} unlock",
+    "{code}: the step people get wrong",
 ]
 PERTINENT_LEADS = [
-    "When the playbook job touches the {system}, note that ",
-    "Operators of the {system} keep hitting this: ",
-    "For any change ticket on the {system}: ",
-    "Before work on the {system} can finish, know that ",
-    "The {system} depends on the {code} tooling, and ",
+    "Affects the job that runs the playbook: ",
+    "Operators keep hitting this one: ",
+    "For any change ticket that uses {code}: ",
+    "Before the change can close, know that ",
+    "The {code} tooling behaves oddly here: ",
+]
+PERTINENT_NOTES = [
+    "Needed for the {system}: when you {verb} it, the playbook job fails unless this is handled.",
+    "Anyone who has to {verb} the {system} hits this step; get it exactly right.",
+    "The {system} work ({verb}) stalls at the signing step without this.",
+    "Check this first if you {verb} anything on the {system}; the usual cause of a failed run.",
 ]
 B_TEXTS = ("opaque", "pertinent")
 DISTRACTOR_SHAPES = [
@@ -157,6 +169,16 @@ CROWD_NOTES = [
     "Names the people who sit next to the operators of this recipe.",
     "Context for the meeting where this recipe was last discussed.",
     "Explains why one of the screenshots here uses different colours.",
+]
+# Pertinent mode: the crowd's notes are distinct on every A (note + suffix), as curators write.
+CROWD_SUFFIXES = [
+    " Mostly of interest to the finance partner.",
+    " Kept for the quarterly review.",
+    " The office manager maintains it.",
+    " Useful when onboarding a new hire.",
+    " Mentioned in last year's retrospective.",
+    " Rarely needed during a change.",
+    " Owned by the workplace team.",
 ]
 CROWD_OTHER_RELATIONS = [("see_also", "out"), ("cites", "out"), ("requires", "out")]
 
@@ -240,7 +262,12 @@ def _crowd_edges(bank: Bank, a: Entry, i: int, crowd: Crowd, rng: random.Random,
                 "from": ends[0].short_id,
                 "to": ends[1].short_id,
                 "relation": relation,
-                "note": CROWD_NOTES[(i + j) % len(CROWD_NOTES)],
+                "note": CROWD_NOTES[(i + j) % len(CROWD_NOTES)]
+                + (
+                    CROWD_SUFFIXES[(i * 3 + j) % len(CROWD_SUFFIXES)]
+                    if crowd.b_text != "opaque"
+                    else ""
+                ),
             },
         )
 
@@ -254,10 +281,20 @@ def _b_text(
         return f"{code} quirk", f"One quirk to know: {quirk}."
     if mode != "pertinent":
         raise ValueError(f"b_text must be one of {B_TEXTS}")
-    names = {"code": code, "system": system, "System": system[0].upper() + system[1:]}
-    title = PERTINENT_TITLES[i % len(PERTINENT_TITLES)].format(**names)
+    title = PERTINENT_TITLES[i % len(PERTINENT_TITLES)].format(code=code)
     lead = PERTINENT_LEADS[(i // len(PERTINENT_TITLES) + i) % len(PERTINENT_LEADS)]
-    return title, lead.format(**names) + quirk + "."
+    return title, lead.format(code=code) + quirk + "."
+
+
+def _ab_note(mode: str, i: int, action: str, system: str) -> str:
+    """The A–B edge note: generic (opaque) or saying how B bears on this task (pertinent)."""
+    if mode == "opaque":
+        return (
+            "Read before running this recipe: a step it relies on has a quirk you must get "
+            "exactly right."
+        )
+    verb = action.split()[0]  # "rotate", "roll", "scale": the task's verb, not A's wording
+    return PERTINENT_NOTES[i % len(PERTINENT_NOTES)].format(verb=verb, system=system)
 
 
 def build_tasks(bank: Bank, count: int, seed: int = 7, crowd: Crowd | None = None) -> list[HopTask]:
@@ -309,7 +346,7 @@ def build_tasks(bank: Bank, count: int, seed: int = 7, crowd: Crowd | None = Non
                     "from": b.short_id,
                     "to": a.short_id,
                     "relation": "clarifies",
-                    "note": "Read before running this recipe: a step it relies on has a quirk you must get exactly right.",
+                    "note": _ab_note(crowd.b_text, i, action, system),
                 },
             )
             link(
@@ -327,14 +364,28 @@ def build_tasks(bank: Bank, count: int, seed: int = 7, crowd: Crowd | None = Non
         # One batched pass before commit: the per-entry embedding jobs queued on commit then
         # find every vector current and skip the model (same vectors, far fewer model calls).
         embed_entries(Entry.objects.filter(bank=bank))
+    embed_edge_notes(bank)  # as the periodic job does: the notes' fact vectors
     return tasks
 
 
-def leak_check(bank: Bank, tasks: list[HopTask]) -> list[str]:
-    """The proof token must appear in no note and nowhere in A."""
+QUESTION_STOPWORDS = {"how", "do", "i", "the", "of", "a", "in", "to", "for", "and", "up"}
+
+
+def question_words_in_b(task: HopTask) -> set[str]:
+    """Words of the question (less stopwords) that B's title or content contains."""
+    words = {w for w in re.findall(r"[a-z0-9]+", task.query.lower()) if w not in QUESTION_STOPWORDS}
+    b_words = set(re.findall(r"[a-z0-9]+", f"{task.b.title} {task.b.content}".lower()))
+    return words & b_words
+
+
+def leak_check(bank: Bank, tasks: list[HopTask], *, b_shares_words: bool = True) -> list[str]:
+    """The proof token must appear in no note and nowhere in A; unless ``b_shares_words``, B
+    must share no word with the question either."""
     notes = list(Edge.objects.filter(bank=bank).values_list("note", flat=True))
     leaks = []
     for t in tasks:
+        if not b_shares_words and question_words_in_b(t):
+            leaks.append(f"B of {t.query!r} shares {sorted(question_words_in_b(t))}")
         a_text = " ".join([t.a.title, t.a.content, t.a.summary, t.a.useful_for])
         if t.token in a_text:
             leaks.append(f"{t.token} appears in A ({t.a.short_id})")
@@ -347,7 +398,7 @@ def run_lab(
     bank: Bank, tasks: list[HopTask], *, limit: int = 8, crowd: Crowd | None = None
 ) -> HopLabReport:
     report = HopLabReport(built=len(tasks), crowd=crowd or Crowd())
-    report.leaks = leak_check(bank, tasks)
+    report.leaks = leak_check(bank, tasks, b_shares_words=False)
     for t in tasks:
         vector = embed_query(t.query)
         flat = run_query(

@@ -68,9 +68,25 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def payload_ids(body: dict) -> tuple[set[str], set[str], list[dict]]:
-    """(result ids, every id in the payload, every pointer) of a query response."""
+    """(result ids, every id in the payload, every pointer) of a query response; pointers
+    include hop lines (``kind: "hop"``) and compact pointers that kept a note."""
     results = {r["id"] for r in body["results"]}
     pointers = [p for r in body["results"] for p in (*r["related"], *r["neighbors"])]
+    pointers += [{**h, "kind": "hop"} for r in body["results"] for h in r.get("hops") or ()]
+    for r in body["results"]:
+        for short in r.get("compact_pointers") or ():
+            head, _, note = short.partition(": ")
+            if note:
+                pid, relation, direction, kind = head.split()
+                pointers.append(
+                    {
+                        "id": pid,
+                        "relation": relation,
+                        "direction": direction,
+                        "kind": kind,
+                        "note": note,
+                    }
+                )
     return results, results | {p["id"] for p in pointers}, pointers
 
 
