@@ -305,8 +305,9 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "it: a subject in words ('migrate reports to the new ledger') or an entry id. "
                 "Exactly one concurrent claimer wins; if someone holds it you get claim_held "
                 "with the holder, since and expires_at: do something else or coordinate. "
-                "Claiming again as the same holder renews. Release it when done. Not for "
-                "recording knowledge."
+                "Claiming again as the same holder with the same token renews; the claim "
+                "belongs to your token (`holder` is only a label), so another token gets "
+                "claim_not_yours. Release it when done. Not for recording knowledge."
             ),
             properties={
                 "subject": {"type": "string"},
@@ -323,8 +324,10 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             path_ids=("claim_id",),
             description=(
                 "Release a claim when the work is done or abandoned, so others may take it. "
-                "Releasing an ended claim changes nothing. Not for someone else's live claim "
-                "unless they asked you to: coordinate instead."
+                "Releasing an ended claim changes nothing. Only the token that made the claim "
+                "may release it (others get claim_not_yours); a curator token may release "
+                "anyone's, and that is audited. Not for someone else's live claim: "
+                "coordinate instead."
             ),
             properties={"claim_id": {"type": "integer"}, "reason": {"type": "string"}},
             required=("claim_id",),
