@@ -19,6 +19,8 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.db import close_old_connections
 from django.urls import Resolver404, resolve
 
+from kb.errors import KbError
+from kb.inputs import check_path_and_query
 from kb.models import AgentToken
 from kb.services.tokens import authenticate_token
 from mcpserver.tools import ToolSpec
@@ -172,6 +174,11 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
                     404, "bank_not_found", f"No bank {bank!r} is available to this token."
                 )
             return _error(404, "not_found", "Nothing is found at this address.")
+        try:
+            # The checks the REST middleware makes on path parts and query parameters.
+            check_path_and_query(match.kwargs, request.GET)
+        except KbError as exc:
+            return _error(exc.status, exc.code, exc.message, exc.fields)
         response = match.func(request, *match.args, **match.kwargs)
         if hasattr(response, "render"):
             response.render()

@@ -14,6 +14,7 @@ from graph.curation.setwise_revert import (
 from graph.edges.links import _require_reason, lock_entries
 from kb import audit
 from kb.errors import Conflict, NotFound
+from kb.inputs import parse_int_id
 from kb.models import Bank, Operation, OperationKind
 
 
@@ -46,8 +47,8 @@ class RevertResult:
 
 def get_operation(bank: Bank, op_id) -> Operation:
     try:
-        return Operation.objects.get(bank=bank, pk=int(op_id))
-    except (TypeError, ValueError, Operation.DoesNotExist):
+        return Operation.objects.get(bank=bank, pk=parse_int_id(op_id, "op_id"))
+    except Operation.DoesNotExist:
         raise NotFound(
             f"No operation {op_id!r} in this bank.", code="operation_not_found"
         ) from None

@@ -30,9 +30,11 @@ from graph.retrieval.budget import (
 )
 from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
 from graph.retrieval.relevance import NOTE_WEIGHT
+from kb.inputs import check_known
 from kb.models import Bank, Entry, EntryStatus
 from kb.presenters import entry_core
 from kb.services.embedding import QueryVector, embed_query
+from kb.services.entries import kinds_for_bank
 from kb.services.search import rank_candidates
 from kb.services.usage import USAGE_CTE, relaxed_commit_cte
 
@@ -119,6 +121,8 @@ def run_query(
     """Answer a query as API.md's response body. Usage is bumped for the returned ids only and
     the query is logged — unless ``record`` is false (replays and labs measure, never count)."""
     started = time.perf_counter()
+    if params.kinds:
+        check_known("kinds", params.kinds, kinds_for_bank(bank), what="kind(s)")
     floor, high, neighbor_floor = floors(bank)
     expand = set(params.expand or ())
     pool_size = max(params.pool, params.limit) if params.fold else params.limit

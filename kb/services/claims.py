@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from kb import audit
 from kb.errors import Conflict, Forbidden, InvalidInput, NotFound
+from kb.inputs import parse_int_id
 from kb.models import Bank, Claim, Entry, EntryStatus, OperationKind
 
 DEFAULT_TTL_SECONDS = 1800
@@ -253,11 +254,8 @@ def _insert_unless_held(bank, subject, key, entry, holder, note, now, expires_at
 
 def find_claim(bank: Bank, claim_id) -> Claim:
     """A claim of ``bank`` by id (404 ``claim_not_found`` for anything else)."""
-    try:
-        pk = int(str(claim_id).strip())
-    except (TypeError, ValueError):
-        pk = None
-    found = Claim.objects.filter(bank=bank, pk=pk).first() if pk and pk > 0 else None
+    pk = parse_int_id(claim_id, "claim_id")
+    found = Claim.objects.filter(bank=bank, pk=pk).first()
     if found is None:
         raise NotFound(f"No claim {claim_id!r} in bank {bank.slug!r}.", code="claim_not_found")
     return found
