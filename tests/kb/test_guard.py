@@ -274,7 +274,9 @@ def test_a_text_repeating_one_sentence_is_refused_with_a_verbatim_quote():
 def test_a_long_text_saying_things_once_or_twice_is_not_refused_as_repetition():
     from kb.services.guard import repeated_text
 
-    text = " ".join(f"Step {i}: run migration {i} and check table t{i} for rows." for i in range(30))
+    text = " ".join(
+        f"Step {i}: run migration {i} and check table t{i} for rows." for i in range(30)
+    )
     assert repeated_text(text) is None
     assert repeated_text(GOTCHA * 2 + text) is None  # a paste doubled is not "many times"
 
