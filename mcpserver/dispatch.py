@@ -23,6 +23,7 @@ from kb.errors import KbError
 from kb.inputs import check_path_and_query
 from kb.models import AgentToken
 from kb.services.tokens import authenticate_token
+from mcpserver.compact import compact_answer
 from mcpserver.tools import ToolSpec
 
 API_PREFIX = "/api/v1/"
@@ -153,6 +154,20 @@ def build_request(
     return WSGIRequest(environ), None
 
 
+def _full_argument(spec: ToolSpec, arguments: dict) -> tuple[bool, ToolAnswer | None]:
+    """Pop ``full`` (tools with a compact answer only): True asks for the whole REST answer."""
+    if spec.compact is None:
+        return True, None
+    full = arguments.pop("full", None)
+    if full is None:
+        return False, None
+    if not isinstance(full, bool):
+        return False, _error(
+            400, "invalid_input", "full must be true or false.", {"full": "Boolean."}
+        )
+    return full, None
+
+
 def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAnswer:
     """Run one tool call synchronously (call through ``sync_to_async`` from async code)."""
     close_old_connections()
@@ -160,6 +175,10 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
         arguments = arguments or {}
         if not isinstance(arguments, dict):
             return _error(400, "invalid_body", "Tool arguments must be a JSON object.")
+        arguments = dict(arguments)
+        full, problem = _full_argument(spec, arguments)
+        if problem is not None:
+            return problem
         bank, problem = _bank_argument(raw_token, arguments)
         if problem is not None:
             return problem
@@ -186,6 +205,8 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
             data = json.loads(response.content or b"null")
         except ValueError:
             data = {"error": {"code": "internal_error", "message": "Not JSON.", "fields": {}}}
+        if response.status_code < 400 and not full:
+            data = compact_answer(spec.compact, data)
         return ToolAnswer(response.status_code, data)
     finally:
         close_old_connections()

@@ -11,12 +11,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mcpserver.compact import COMPACT_READ_CHARS, FULL
+
 BANK = {
     "type": "string",
     "description": "Bank slug. Optional when your token holds exactly one bank.",
 }
 ENTRY_ID = {"type": "string", "description": "An entry's 8-character id (or its key)."}
 STRINGS = {"type": "array", "items": {"type": "string"}}
+
+COMPACT_WRITE = (
+    " Answers compactly (id, title, kind, status, warnings, similar); pass `full: true` for "
+    "the whole entry."
+)
+COMPACT_EDGE = (
+    " Answers compactly (the edge's id, from, to, relation, note, warnings); pass `full: true` "
+    "for the whole edge."
+)
 
 NOTE_RULE = (
     "A note says HOW the other entry pertains, never WHAT it says: 'Concrete working recipe for "
@@ -40,6 +51,9 @@ class ToolSpec:
     read_only: bool = False
     alt_path: str | None = None  # used when the path id is absent (workflow_gaps lists)
     path_ids: tuple[str, ...] = field(default=())
+    # "entry_read", "entry_written" or "edge": the tool answers compactly unless `full: true`
+    # (mcpserver.compact); None: the REST answer as it is.
+    compact: str | None = None
 
 
 def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
@@ -95,8 +109,9 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 + NOTE_RULE
                 + " Not for session logs, progress reports, to-do items or transient "
                 "state ('I am now running the tests'): those are refused with not_a_learning. "
-                "Search first; if an entry already says it, link or verify instead."
+                "Search first; if an entry already says it, link or verify instead." + COMPACT_WRITE
             ),
+            compact="entry_written",
             properties={
                 "title": {"type": "string"},
                 "content": {"type": "string"},
@@ -130,6 +145,7 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                         "required": ["id", "relation"],
                     },
                 },
+                "full": FULL,
             },
             required=("title", "lifetime"),
         ),
@@ -143,15 +159,22 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "Read one entry in full with its current edges both ways and its aliases. Use "
                 "it to follow a pointer whose note says it matters, or to read an id someone "
                 "cited. `as_of` (ISO timestamp with zone) shows what the bank believed then. "
-                "Not for searching (use query_knowledge_bank)."
+                "Answers compactly: id, title, kind, status, summary, useful_for, content cut "
+                f"to {COMPACT_READ_CHARS} characters (`max_chars` sets the cut; `truncated` "
+                "says it was cut), its edges as pointers and its aliases; pass `full: true` "
+                "for every field (steps, metadata, anchors, clocks). Not for searching (use "
+                "query_knowledge_bank)."
             ),
             properties={
                 "id": ENTRY_ID,
                 "as_of": {"type": "string"},
                 "valid_at": {"type": "string"},
+                "max_chars": {"type": "integer", "minimum": 0},
+                "full": FULL,
             },
             required=("id",),
-            query_fields=frozenset({"as_of", "valid_at"}),
+            query_fields=frozenset({"as_of", "valid_at", "max_chars"}),
+            compact="entry_read",
         ),
         ToolSpec(
             name="link_entries",
@@ -163,7 +186,9 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "analysis, a service depends_on another. Direction matters: `from` corrects "
                 "`to`. " + NOTE_RULE + " Not for mere similarity: never link on a hunch. When "
                 "you are writing a new learning, put the connection in report_learning instead."
+                + COMPACT_EDGE
             ),
+            compact="edge",
             properties={
                 "from": ENTRY_ID,
                 "to": ENTRY_ID,
@@ -173,6 +198,7 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "valid_from": {"type": ["string", "null"]},
                 "valid_to": {"type": ["string", "null"]},
                 "reason": {"type": "string"},
+                "full": FULL,
             },
             required=("from", "to", "relation"),
         ),
@@ -185,9 +211,14 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "Retract an edge that is wrong (the entries do not pertain to each other as "
                 "stated). The edge is closed, not erased: history keeps it. A reason is "
                 "required. Not for an edge whose fact stopped being true at some date "
-                "(that is a validity change, done by curators)."
+                "(that is a validity change, done by curators)." + COMPACT_EDGE
             ),
-            properties={"edge_id": {"type": "integer"}, "reason": {"type": "string"}},
+            compact="edge",
+            properties={
+                "edge_id": {"type": "integer"},
+                "reason": {"type": "string"},
+                "full": FULL,
+            },
             required=("edge_id", "reason"),
         ),
         ToolSpec(
@@ -257,12 +288,15 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "verbatim (an error message, a changelog line, a command's output). Name the "
                 "replacement in `superseded_by` when there is one. It stays readable and "
                 "downranked. Not for entries that are merely old: verify those instead."
+                + COMPACT_WRITE
             ),
+            compact="entry_written",
             properties={
                 "id": ENTRY_ID,
                 "reason": {"type": "string"},
                 "evidence": {"type": "string"},
                 "superseded_by": ENTRY_ID,
+                "full": FULL,
             },
             required=("id", "reason", "evidence"),
         ),
@@ -274,9 +308,10 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             description=(
                 "Confirm that an entry still holds, after you checked it against reality in "
                 "this session (you ran the recipe, saw the behaviour). Moves verified_at only. "
-                "Not for entries you merely read, and not for edits."
+                "Not for entries you merely read, and not for edits." + COMPACT_WRITE
             ),
-            properties={"id": ENTRY_ID, "note": {"type": "string"}},
+            compact="entry_written",
+            properties={"id": ENTRY_ID, "note": {"type": "string"}, "full": FULL},
             required=("id",),
         ),
         ToolSpec(

@@ -264,7 +264,11 @@ def validate_import(
             except InvalidInput as exc:
                 detail = "; ".join(f"{k}: {v}" for k, v in exc.fields.items()) if exc.fields else ""
                 errors.append(
-                    {"line": number, "message": exc.message + (f" ({detail})" if detail else "")}
+                    {
+                        "line": number,
+                        "message": exc.message + (f" ({detail})" if detail else ""),
+                        "code": exc.code,
+                    }
                 )
             done += 1
             if progress and (done % 500 == 0 or done == total):
