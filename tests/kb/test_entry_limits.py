@@ -16,8 +16,13 @@ URL = "/api/v1/banks/acme/entries"
 
 
 def _body(**fields) -> dict:
-    return {"title": "Sandbox card numbers", "content": "Strip spaces first.", "kind": "gotcha",
-            "lifetime": {"durable": True}, **fields}
+    return {
+        "title": "Sandbox card numbers",
+        "content": "Strip spaces first.",
+        "kind": "gotcha",
+        "lifetime": {"durable": True},
+        **fields,
+    }
 
 
 def test_one_declaration_feeds_the_model_and_the_schema(client_rw):
