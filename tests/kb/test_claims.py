@@ -130,7 +130,8 @@ def test_rest_scopes_and_tenancy(bank, other_bank, token_client):
     ):
         response = writer.post(url, body, format="json")
         assert response.status_code == 400, body
-    assert writer.post(f"{url}/abc/release", {}, format="json").status_code == 404
+    malformed = writer.post(f"{url}/abc/release", {}, format="json")
+    assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "invalid_id"
     assert writer.post(f"{url}/99999/release", {}, format="json").json()["error"]["code"] == (
         "claim_not_found"
     )
