@@ -85,15 +85,16 @@ class ClaimListView(BankAPIView):
         tags=["claims"],
         request=ClaimRequestSerializer,
         responses={
-            **ERRORS,
             201: ClaimSerializer,
             200: OpenApiResponse(
                 ClaimSerializer, description="Renewed (same holder, by its token or a curator)"
             ),
-            403: OpenApiResponse(
-                ErrorEnvelope, description="claim_not_yours: renewing another token's claim"
-            ),
             409: OpenApiResponse(ErrorEnvelope, description="claim_held: holder, since, expiry"),
+            **ERRORS,
+            403: OpenApiResponse(
+                ErrorEnvelope,
+                description="Missing scope, or claim_not_yours: another token's claim",
+            ),
         },
         summary="Claim work on a subject (201 new, 200 renewed, 409 claim_held)",
     )
@@ -135,10 +136,11 @@ class ClaimReleaseView(BankAPIView):
         tags=["claims"],
         request=ReleaseRequestSerializer,
         responses={
-            **ERRORS,
             200: ClaimSerializer,
+            **ERRORS,
             403: OpenApiResponse(
-                ErrorEnvelope, description="claim_not_yours: only its token or a curator"
+                ErrorEnvelope,
+                description="Missing scope, or claim_not_yours: only its token or a curator",
             ),
         },
         summary="Release a claim (idempotent; only its token or a curator)",

@@ -57,23 +57,18 @@ def _detail_response(bank: Bank, ref: str, max_chars: int | None = None) -> dict
 
 
 def max_chars_param(request) -> int | None:
-    """``?max_chars=N``: long texts of the answer are cut to N characters (None: whole)."""
+    """``?max_chars=N``: long texts of the answer are cut to N characters (None: whole; a
+    value under ``MIN_MAX_CHARS`` counts as that, so the cut text still says something)."""
     value = int_param(request, "max_chars", 0, 0, MAX_MAX_CHARS)
-    if value and value < MIN_MAX_CHARS:
-        raise ApiError(
-            400,
-            "invalid_input",
-            f"max_chars must be 0 (no limit) or from {MIN_MAX_CHARS} to {MAX_MAX_CHARS}.",
-            {"max_chars": f"0, or between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}."},
-        )
-    return value or None
+    return max(value, MIN_MAX_CHARS) if value else None
 
 
 MAX_CHARS_PARAMETER = OpenApiParameter(
     "max_chars",
     {"type": "integer", "minimum": 0, "maximum": MAX_MAX_CHARS, "default": 0},
     description=f"Cut every long text (content, summary, notes…) to this many characters "
-    f"with a marker and set truncated: true (0: whole texts; else at least {MIN_MAX_CHARS}).",
+    f"with a marker and set truncated: true (0: whole texts; under {MIN_MAX_CHARS} counts as "
+    f"{MIN_MAX_CHARS}).",
 )
 
 

@@ -134,3 +134,21 @@ def test_the_admin_form_shows_the_limit_on_the_field(bank):
     assert not form.is_valid()
     assert set(form.errors) == {"content"}, form.errors
     assert "content must be at most 20000 characters" in str(form.errors["content"])
+
+
+def test_reads_take_max_chars_and_mark_what_they_cut(client_rw, make_entry):
+    long = make_entry("Long recipe", content="Run the export, then check the totals. " * 100)
+    short = make_entry("Short fact", content="Fits.")
+    whole = client_rw.get(f"{URL}/{long.short_id}").json()
+    assert "truncated" not in whole and whole["content"] == long.content
+    cut = client_rw.get(f"{URL}/{long.short_id}", {"max_chars": 120}).json()
+    assert cut["truncated"] is True and len(cut["content"]) <= 120
+    assert cut["content"].endswith("…[truncated]")
+    assert long.content.startswith(cut["content"].removesuffix(" …[truncated]"))
+    fits = client_rw.get(f"{URL}/{short.short_id}", {"max_chars": 120}).json()
+    assert fits["truncated"] is False and fits["content"] == "Fits."
+    batch = client_rw.get(URL, {"ids": f"{long.short_id},{short.short_id}", "max_chars": 120})
+    truncated = [r["truncated"] for r in batch.json()["results"]]
+    assert truncated == [True, False]
+    bad = client_rw.get(f"{URL}/{long.short_id}", {"max_chars": "lots"})
+    assert bad.status_code == 400
