@@ -66,7 +66,8 @@ def check_known(field: str, given, allowed, *, what: str) -> None:
 
 def parse_int_id(value, name: str) -> int:
     """The positive integer id ``value`` names, else 400 ``invalid_id`` naming ``name``: the
-    one place an integer path id is parsed (REST middleware, MCP dispatch and services)."""
+    one place an integer path id is parsed (every service that reads one by id calls it, so
+    REST, MCP and the admin answer alike)."""
     text = (
         str(value).strip() if isinstance(value, int | str) and not isinstance(value, bool) else ""
     )
@@ -81,13 +82,13 @@ def parse_int_id(value, name: str) -> int:
 
 
 def check_path_and_query(path_kwargs: dict, query) -> None:
-    """The request's path parts and query parameters: storable strings, and integer ids of the
-    right shape (``invalid_string`` / ``invalid_id``). ``query`` is a QueryDict or a dict."""
+    """The request's path parts and query parameters are storable strings (``invalid_string``).
+    ``query`` is a QueryDict or a dict. Integer ids are parsed by :func:`parse_int_id` where the
+    service reads them, after the bank is checked: a bank the caller does not hold is a 404
+    whatever the id looks like."""
     for name, value in path_kwargs.items():
         if isinstance(value, str):
             check_string(value, name)
-        if name in INTEGER_IDS:
-            parse_int_id(value, name)
     items = query.lists() if hasattr(query, "lists") else ((k, [v]) for k, v in query.items())
     for name, values in items:
         check_string(name, "a query parameter name")

@@ -5,8 +5,9 @@
   envelope before anything reads the body; a body sent without a length is cut at the same
   limit by the parsers (:mod:`kb.api.parsers`).
 - Path parts and query parameters (names and values) must be storable strings
-  (:mod:`kb.inputs`): **400** ``invalid_string`` naming the parameter; an integer path id
-  (edge, operation, claim, proposal, finding) of another shape is **400** ``invalid_id``.
+  (:mod:`kb.inputs`): **400** ``invalid_string`` naming the parameter. (An integer path id of
+  another shape is **400** ``invalid_id`` from ``kb.inputs.parse_int_id``, which the services
+  call after the bank check.)
 
 It guards the paths in ``KB_LIMITED_PATH_PREFIXES`` (``/api/`` and ``/mcp`` by default).
 """
