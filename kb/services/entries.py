@@ -175,6 +175,36 @@ def _clean_lifetime(bank: Bank, value: Any, errors: dict) -> dict[str, Any]:
     return {}
 
 
+def _clean_texts(data: dict, errors: _Problems, limits: EntryLimits, *, partial: bool) -> dict:
+    """The text fields (title, content, summary, useful_for, key): strings within the bank's
+    limits, stripped."""
+    out: dict[str, Any] = {}
+    for name in ("title", "content", "summary", "useful_for"):
+        if name in data:
+            value = data[name]
+            if value is None and name != "title":
+                value = ""
+            if not isinstance(value, str):
+                errors[name] = "Must be a string."
+                continue
+            value = value.strip()
+            if len(value) > limits.limit(name):
+                errors.long(name, too_long_message(name, limits.limit(name), len(value)))
+                continue
+            out[name] = value
+    if (not partial or "title" in data) and "title" not in errors and not out.get("title"):
+        errors["title"] = "A non-empty title is required."
+    if "key" in data:
+        key = data["key"]
+        if key is not None and (not isinstance(key, str) or not key.strip()):
+            errors["key"] = "Must be a non-empty string, or null."
+        elif key is not None and len(key.strip()) > limits.limit("key"):
+            errors.long("key", too_long_message("key", limits.limit("key"), len(key.strip())))
+        else:
+            out["key"] = key.strip() if isinstance(key, str) else None
+    return out
+
+
 def clean_entry_data(
     bank: Bank,
     data: Any,
@@ -197,30 +227,7 @@ def clean_entry_data(
         errors[name] = "Unknown field."
     out: dict[str, Any] = {}
 
-    for name in ("title", "content", "summary", "useful_for"):
-        if name in data:
-            value = data[name]
-            if value is None and name != "title":
-                value = ""
-            if not isinstance(value, str):
-                errors[name] = "Must be a string."
-                continue
-            value = value.strip()
-            if len(value) > limits.limit(name):
-                errors.long(name, too_long_message(name, limits.limit(name), len(value)))
-                continue
-            out[name] = value
-    if (not partial or "title" in data) and "title" not in errors and not out.get("title"):
-        errors["title"] = "A non-empty title is required."
-
-    if "key" in data:
-        key = data["key"]
-        if key is not None and (not isinstance(key, str) or not key.strip()):
-            errors["key"] = "Must be a non-empty string, or null."
-        elif key is not None and len(key.strip()) > limits.limit("key"):
-            errors.long("key", too_long_message("key", limits.limit("key"), len(key.strip())))
-        else:
-            out["key"] = key.strip() if isinstance(key, str) else None
+    out.update(_clean_texts(data, errors, limits, partial=partial))
 
     if "kind" in data or not partial:
         kinds = kinds if kinds is not None else kinds_for_bank(bank)
