@@ -25,20 +25,25 @@ def test_a_read_only_token_is_told_the_scope_by_its_name(bank, token_client):
 
 
 @pytest.mark.parametrize(
-    "path",
+    ("path", "body"),
     [
-        "edges/abc/unlink",
-        "edges/abc/retype",
-        "operations/x/revert",
-        "claims/abc/release",
-        "proposals/zz/decide",
-        "edge-proposals/-1/decide",
+        ("edges/abc/unlink", {"reason": "r"}),
+        ("edges/abc/retype", {"relation": "see_also", "reason": "r"}),
+        ("operations/x/revert", {"reason": "r"}),
+        ("claims/abc/release", {"reason": "r"}),
+        ("proposals/zz/decide", {"decision": "reject", "reason": "r"}),
+        ("edge-proposals/-1/decide", {"decision": "reject", "reason": "r"}),
     ],
 )
-def test_a_path_id_of_the_wrong_shape_is_400_invalid_id(client_rw, path):
-    response = client_rw.post(f"/api/v1/banks/acme/{path}", {"reason": "r"}, format="json")
+def test_a_path_id_of_the_wrong_shape_is_400_invalid_id(client_rw, path, body):
+    response = client_rw.post(f"/api/v1/banks/acme/{path}", body, format="json")
     error = _error(response, 400, "invalid_id")
     assert set(error["fields"]) & set(INTEGER_IDS)
+
+
+def test_an_unknown_bank_is_404_whatever_the_id_looks_like(client_rw):
+    response = client_rw.post("/api/v1/banks/nope/claims/abc/release", {}, format="json")
+    _error(response, 404, "bank_not_found")
 
 
 def test_get_of_a_malformed_id_is_400_and_of_a_missing_one_404(client_rw):
