@@ -74,10 +74,12 @@ class ClaimAdmin(admin.ModelAdmin):
     @admin.action(description="Release selected claims")
     def release_selected(self, request, queryset):
         actor = f"staff:{request.user.get_username()}"
+        # Staff count as curators: releasing an agent's claim is audited naming whose it was.
+        caller = claim_service.ClaimCaller(actor=actor, curator=True)
         released = 0
         with audit.acting_as(actor):
             for found in queryset.select_related("bank"):
                 if found.is_live:
-                    claim_service.release(found.bank, found.pk, actor=actor, reason="admin")
+                    claim_service.release(found.bank, found.pk, reason="admin", caller=caller)
                     released += 1
         messages.success(request, f"Released {released} claim(s).")

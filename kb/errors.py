@@ -30,6 +30,11 @@ class InvalidInput(KbError):
     code = "invalid_input"
 
 
+class Forbidden(KbError):
+    status = 403
+    code = "forbidden"
+
+
 class NotFound(KbError):
     status = 404
     code = "not_found"

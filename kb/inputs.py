@@ -26,6 +26,75 @@ class TooDeep(InvalidInput):
     code = "too_deep"
 
 
+class InvalidId(InvalidInput):
+    code = "invalid_id"
+
+
+# Path ids that are integers (API.md: edges, operations, claims, proposals, findings), by the
+# name the URLconf and the MCP tools give them, with the thing they name.
+INTEGER_IDS = {
+    "edge_id": "edge",
+    "op_id": "operation",
+    "claim_id": "claim",
+    "proposal_id": "proposal",
+    "finding_id": "finding",
+}
+_MAX_ID = 2**63 - 1
+
+
+class UnknownValues(InvalidInput):
+    code = "invalid_value"
+
+
+def check_known(field: str, given, allowed, *, what: str) -> None:
+    """400 ``invalid_value`` naming the values of filter ``field`` (``kinds``, ``relations``,
+    ``status``) that are not in ``allowed``, and the allowed ones: the one rule for unknown
+    filter values (query, graph, traverse, listings), never a silent empty answer."""
+    values = [given] if isinstance(given, str) else list(given or [])
+    allowed_set = set(allowed)
+    unknown = sorted({str(v) for v in values if v not in allowed_set})
+    if unknown:
+        names = ", ".join(sorted(allowed_set))
+        raise UnknownValues(
+            f"Unknown {what} for {field}: {', '.join(unknown)}; this bank allows: {names}.",
+            fields={field: f"Unknown: {', '.join(unknown)}. Allowed: {names}."},
+            extra={"unknown": unknown, "allowed": sorted(allowed_set)},
+        )
+
+
+def parse_int_id(value, name: str) -> int:
+    """The positive integer id ``value`` names, else 400 ``invalid_id`` naming ``name``: the
+    one place an integer path id is parsed (every service that reads one by id calls it, so
+    REST, MCP and the admin answer alike)."""
+    text = (
+        str(value).strip() if isinstance(value, int | str) and not isinstance(value, bool) else ""
+    )
+    if text.isascii() and text.isdigit() and 0 < int(text) <= _MAX_ID:
+        return int(text)
+    thing = INTEGER_IDS.get(name, name.removesuffix("_id"))
+    shown = json.dumps(value)[:60] if isinstance(value, str) else repr(value)[:60]
+    raise InvalidId(
+        f"{name} must be a positive whole number (the {thing}'s id), not {shown}.",
+        fields={name: "A positive whole number."},
+    )
+
+
+def check_path_and_query(path_kwargs: dict, query) -> None:
+    """The request's path parts and query parameters are storable strings (``invalid_string``).
+    ``query`` is a QueryDict or a dict. Integer ids are parsed by :func:`parse_int_id` where the
+    service reads them, after the bank is checked: a bank the caller does not hold is a 404
+    whatever the id looks like."""
+    for name, value in path_kwargs.items():
+        if isinstance(value, str):
+            check_string(value, name)
+    items = query.lists() if hasattr(query, "lists") else ((k, [v]) for k, v in query.items())
+    for name, values in items:
+        check_string(name, "a query parameter name")
+        for value in values:
+            if isinstance(value, str):
+                check_string(value, name)
+
+
 def max_json_depth() -> int:
     return settings.KB_MAX_JSON_DEPTH
 

@@ -13,6 +13,8 @@ from django.utils import timezone
 from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
+from kb.entry_limits import HARD_LIMITS, ITEM_CHARS
+
 DEFAULT_DIMENSION_WEIGHTS = {"content": 0.5, "useful_for": 0.3, "context": 0.2}
 DEFAULT_LEXICAL_WEIGHT = 0.5
 DEFAULT_KIND_WEIGHT_SCALE = 0.05
@@ -141,20 +143,27 @@ class Entry(BankOwned):
     """A unit of knowledge, cited by its 8-character ``short_id``."""
 
     short_id = models.CharField(max_length=8, default=new_short_id)
-    key = models.CharField(max_length=200, null=True, blank=True)
-    title = models.CharField(max_length=300)
+    # Sizes come from kb.entry_limits (the one declaration of entry limits).
+    key = models.CharField(max_length=HARD_LIMITS["key"], null=True, blank=True)
+    title = models.CharField(max_length=HARD_LIMITS["title"])
     content = models.TextField(blank=True, default="")
-    summary = models.CharField(max_length=500, blank=True, default="")
-    useful_for = models.CharField(max_length=500, blank=True, default="")
-    systems = ArrayField(models.CharField(max_length=100), default=list, blank=True)
-    tasks = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    summary = models.CharField(max_length=HARD_LIMITS["summary"], blank=True, default="")
+    useful_for = models.CharField(max_length=HARD_LIMITS["useful_for"], blank=True, default="")
+    systems = ArrayField(
+        models.CharField(max_length=ITEM_CHARS["systems"]), default=list, blank=True
+    )
+    tasks = ArrayField(models.CharField(max_length=ITEM_CHARS["tasks"]), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     kind = models.ForeignKey(EntryKind, on_delete=models.PROTECT, related_name="entries")
     status = models.CharField(max_length=12, choices=EntryStatus.choices, default=EntryStatus.LIVE)
     status_changed_at = models.DateTimeField(default=timezone.now)
     steps = models.JSONField(null=True, blank=True, help_text="Playbook steps, returned whole.")
-    anchor_files = ArrayField(models.CharField(max_length=500), default=list, blank=True)
-    anchor_symbols = ArrayField(models.CharField(max_length=300), default=list, blank=True)
+    anchor_files = ArrayField(
+        models.CharField(max_length=ITEM_CHARS["anchor_files"]), default=list, blank=True
+    )
+    anchor_symbols = ArrayField(
+        models.CharField(max_length=ITEM_CHARS["anchor_symbols"]), default=list, blank=True
+    )
     # Lifetime: exactly one of durable, expires_at, resolved_by.
     durable = models.BooleanField(default=True)
     expires_at = models.DateField(null=True, blank=True)

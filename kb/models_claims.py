@@ -40,6 +40,15 @@ class Claim(BankOwned):
     released_at = models.DateTimeField(null=True, blank=True)
     released_by = models.CharField(max_length=200, blank=True, default="")
     created_by = models.CharField(max_length=200, blank=True, default="")
+    token = models.ForeignKey(
+        "kb.AgentToken",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The token that made the claim: only it (or a curator) renews or releases it. "
+        "Empty for a claim made without a token (staff, commands).",
+    )
 
     class Meta:
         ordering = ["-since", "-id"]

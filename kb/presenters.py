@@ -52,3 +52,49 @@ def entry_detail(entry: Entry, merged_from: str | None = None) -> dict:
     for extend in extensions.registry.detail_extensions:
         extend(entry, data)
     return data
+
+
+TRUNCATION_MARKER = " …[truncated]"  # the marker the query budget ends a cut text with
+MIN_MAX_CHARS = 20
+MAX_MAX_CHARS = 1_000_000
+
+
+def _cut(text: str, max_chars: int) -> tuple[str, bool]:
+    if len(text) <= max_chars:
+        return text, False
+    keep = max(0, max_chars - len(TRUNCATION_MARKER))
+    return text[:keep].rstrip() + TRUNCATION_MARKER, True
+
+
+def shorten_texts(data: dict, max_chars: int) -> dict:
+    """``data`` (an entry as read) with every long text cut to ``max_chars`` characters,
+    marker included: content, summary, useful_for, the retirement's reason and evidence, and
+    the notes and summaries of its edges. ``truncated`` says whether anything was cut."""
+    cut_any = False
+
+    def cut(holder: dict, key: str) -> None:
+        nonlocal cut_any
+        value = holder.get(key)
+        if isinstance(value, str):
+            holder[key], was_cut = _cut(value, max_chars)
+            cut_any = cut_any or was_cut
+
+    out = dict(data)
+    for key in ("content", "summary", "useful_for"):
+        cut(out, key)
+    if isinstance(out.get("retired"), dict):
+        out["retired"] = dict(out["retired"])
+        cut(out["retired"], "reason")
+        cut(out["retired"], "evidence")
+    if isinstance(out.get("edges"), list):
+        edges = []
+        for edge in out["edges"]:
+            edge = dict(edge)
+            cut(edge, "note")
+            if isinstance(edge.get("entry"), dict):
+                edge["entry"] = dict(edge["entry"])
+                cut(edge["entry"], "summary")
+            edges.append(edge)
+        out["edges"] = edges
+    out["truncated"] = cut_any
+    return out

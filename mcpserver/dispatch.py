@@ -22,8 +22,11 @@ from django.db import close_old_connections
 from django.urls import Resolver404, resolve
 from rest_framework.exceptions import Throttled
 
+from kb.errors import KbError
+from kb.inputs import check_path_and_query
 from kb.models import AgentToken, Scope
 from kb.services.tokens import authenticate_token
+from mcpserver.compact import compact_answer
 from mcpserver.tools import ToolSpec
 
 API_PREFIX = "/api/v1/"
@@ -189,6 +192,18 @@ def call_action(spec: ToolSpec, bank_slug: str, arguments: dict, raw_token: str)
         if response is None:
             raise
         return ToolAnswer(response.status_code, response.data)
+def _full_argument(spec: ToolSpec, arguments: dict) -> tuple[bool, ToolAnswer | None]:
+    """Pop ``full`` (tools with a compact answer only): True asks for the whole REST answer."""
+    if spec.compact is None:
+        return True, None
+    full = arguments.pop("full", None)
+    if full is None:
+        return False, None
+    if not isinstance(full, bool):
+        return False, _error(
+            400, "invalid_input", "full must be true or false.", {"full": "Boolean."}
+        )
+    return full, None
 
 
 def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAnswer:
@@ -198,6 +213,10 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
         arguments = arguments or {}
         if not isinstance(arguments, dict):
             return _error(400, "invalid_body", "Tool arguments must be a JSON object.")
+        arguments = dict(arguments)
+        full, problem = _full_argument(spec, arguments)
+        if problem is not None:
+            return problem
         bank, problem = _bank_argument(raw_token, arguments)
         if problem is not None:
             return problem
@@ -214,6 +233,11 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
                     404, "bank_not_found", f"No bank {bank!r} is available to this token."
                 )
             return _error(404, "not_found", "Nothing is found at this address.")
+        try:
+            # The checks the REST middleware makes on path parts and query parameters.
+            check_path_and_query(match.kwargs, request.GET)
+        except KbError as exc:
+            return _error(exc.status, exc.code, exc.message, exc.fields)
         response = match.func(request, *match.args, **match.kwargs)
         if hasattr(response, "render"):
             response.render()
@@ -221,6 +245,8 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
             data = json.loads(response.content or b"null")
         except ValueError:
             data = {"error": {"code": "internal_error", "message": "Not JSON.", "fields": {}}}
+        if response.status_code < 400 and not full:
+            data = compact_answer(spec.compact, data)
         return ToolAnswer(response.status_code, data)
     finally:
         close_old_connections()

@@ -11,12 +11,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mcpserver.compact import COMPACT_READ_CHARS, FULL
+
 BANK = {
     "type": "string",
     "description": "Bank slug. Optional when your token holds exactly one bank.",
 }
 ENTRY_ID = {"type": "string", "description": "An entry's 8-character id (or its key)."}
 STRINGS = {"type": "array", "items": {"type": "string"}}
+
+COMPACT_WRITE = (
+    " Answers compactly (id, title, kind, status, warnings, similar); pass `full: true` for "
+    "the whole entry."
+)
+COMPACT_EDGE = (
+    " Answers compactly (the edge's id, from, to, relation, note, warnings); pass `full: true` "
+    "for the whole edge."
+)
 
 NOTE_RULE = (
     "A note says HOW the other entry pertains, never WHAT it says: 'Concrete working recipe for "
@@ -41,6 +52,9 @@ class ToolSpec:
     alt_path: str | None = None  # used when the path id is absent (workflow_gaps lists)
     path_ids: tuple[str, ...] = field(default=())
     action: str | None = None  # called directly (``dispatch.ACTIONS``), not through the view
+    # "entry_read", "entry_written" or "edge": the tool answers compactly unless `full: true`
+    # (mcpserver.compact); None: the REST answer as it is.
+    compact: str | None = None
 
 
 def serializer_schema(serializer) -> dict:
@@ -123,8 +137,9 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 + NOTE_RULE
                 + " Not for session logs, progress reports, to-do items or transient "
                 "state ('I am now running the tests'): those are refused with not_a_learning. "
-                "Search first; if an entry already says it, link or verify instead."
+                "Search first; if an entry already says it, link or verify instead." + COMPACT_WRITE
             ),
+            compact="entry_written",
             properties={
                 "title": {"type": "string"},
                 "content": {"type": "string"},
@@ -164,6 +179,7 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                         "required": ["id", "relation"],
                     },
                 },
+                "full": FULL,
             },
             required=("title", "lifetime"),
         ),
@@ -177,15 +193,22 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "Read one entry in full with its current edges both ways and its aliases. Use "
                 "it to follow a pointer whose note says it matters, or to read an id someone "
                 "cited. `as_of` (ISO timestamp with zone) shows what the bank believed then. "
-                "Not for searching (use query_knowledge_bank)."
+                "Answers compactly: id, title, kind, status, summary, useful_for, content cut "
+                f"to {COMPACT_READ_CHARS} characters (`max_chars` sets the cut; `truncated` "
+                "says it was cut), its edges as pointers and its aliases; pass `full: true` "
+                "for every field (steps, metadata, anchors, clocks). Not for searching (use "
+                "query_knowledge_bank)."
             ),
             properties={
                 "id": ENTRY_ID,
                 "as_of": {"type": "string"},
                 "valid_at": {"type": "string"},
+                "max_chars": {"type": "integer", "minimum": 0},
+                "full": FULL,
             },
             required=("id",),
-            query_fields=frozenset({"as_of", "valid_at"}),
+            query_fields=frozenset({"as_of", "valid_at", "max_chars"}),
+            compact="entry_read",
         ),
         ToolSpec(
             name="link_entries",
@@ -197,7 +220,9 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "analysis, a service depends_on another. Direction matters: `from` corrects "
                 "`to`. " + NOTE_RULE + " Not for mere similarity: never link on a hunch. When "
                 "you are writing a new learning, put the connection in report_learning instead."
+                + COMPACT_EDGE
             ),
+            compact="edge",
             properties={
                 "from": ENTRY_ID,
                 "to": ENTRY_ID,
@@ -207,6 +232,7 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "valid_from": {"type": ["string", "null"]},
                 "valid_to": {"type": ["string", "null"]},
                 "reason": {"type": "string"},
+                "full": FULL,
             },
             required=("from", "to", "relation"),
         ),
@@ -219,9 +245,14 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "Retract an edge that is wrong (the entries do not pertain to each other as "
                 "stated). The edge is closed, not erased: history keeps it. A reason is "
                 "required. Not for an edge whose fact stopped being true at some date "
-                "(that is a validity change, done by curators)."
+                "(that is a validity change, done by curators)." + COMPACT_EDGE
             ),
-            properties={"edge_id": {"type": "integer"}, "reason": {"type": "string"}},
+            compact="edge",
+            properties={
+                "edge_id": {"type": "integer"},
+                "reason": {"type": "string"},
+                "full": FULL,
+            },
             required=("edge_id", "reason"),
         ),
         ToolSpec(
@@ -291,12 +322,15 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "verbatim (an error message, a changelog line, a command's output). Name the "
                 "replacement in `superseded_by` when there is one. It stays readable and "
                 "downranked. Not for entries that are merely old: verify those instead."
+                + COMPACT_WRITE
             ),
+            compact="entry_written",
             properties={
                 "id": ENTRY_ID,
                 "reason": {"type": "string"},
                 "evidence": {"type": "string"},
                 "superseded_by": ENTRY_ID,
+                "full": FULL,
             },
             required=("id", "reason", "evidence"),
         ),
@@ -308,9 +342,10 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             description=(
                 "Confirm that an entry still holds, after you checked it against reality in "
                 "this session (you ran the recipe, saw the behaviour). Moves verified_at only. "
-                "Not for entries you merely read, and not for edits."
+                "Not for entries you merely read, and not for edits." + COMPACT_WRITE
             ),
-            properties={"id": ENTRY_ID, "note": {"type": "string"}},
+            compact="entry_written",
+            properties={"id": ENTRY_ID, "note": {"type": "string"}, "full": FULL},
             required=("id",),
         ),
         ToolSpec(
@@ -339,8 +374,9 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "it: a subject in words ('migrate reports to the new ledger') or an entry id. "
                 "Exactly one concurrent claimer wins; if someone holds it you get claim_held "
                 "with the holder, since and expires_at: do something else or coordinate. "
-                "Claiming again as the same holder renews. Release it when done. Not for "
-                "recording knowledge."
+                "Claiming again as the same holder with the same token renews; the claim "
+                "belongs to your token (`holder` is only a label), so another token gets "
+                "claim_not_yours. Release it when done. Not for recording knowledge."
             ),
             properties={
                 "subject": {"type": "string"},
@@ -357,8 +393,10 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             path_ids=("claim_id",),
             description=(
                 "Release a claim when the work is done or abandoned, so others may take it. "
-                "Releasing an ended claim changes nothing. Not for someone else's live claim "
-                "unless they asked you to: coordinate instead."
+                "Releasing an ended claim changes nothing. Only the token that made the claim "
+                "may release it (others get claim_not_yours); a curator token may release "
+                "anyone's, and that is audited. Not for someone else's live claim: "
+                "coordinate instead."
             ),
             properties={"claim_id": {"type": "integer"}, "reason": {"type": "string"}},
             required=("claim_id",),

@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from kb.errors import KbError, NotFound
+from kb.errors import InvalidInput, KbError, NotFound
 from kb.models import Bank
 from workflows.models import FindingEvent, FindingStatus, ReportTrigger, Rule
 from workflows.services import findings as finding_service
@@ -185,7 +185,7 @@ def finding_action(request, bank: str, process_id: str, finding_id: int):
     process = _process(bank_obj, process_id)
     try:
         finding = finding_service.get_finding(bank_obj, process, finding_id)
-    except NotFound as exc:
+    except (NotFound, InvalidInput) as exc:  # a malformed id names no finding either
         raise Http404(exc.message) from exc
     action = request.POST.get("action", "")
     comment = (request.POST.get("comment") or "").strip()

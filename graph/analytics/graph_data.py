@@ -19,8 +19,9 @@ from graph.analytics import layout_store
 from graph.analytics.layout import extent_of, provisional_position
 from graph.models import EdgeSource, EdgeType, GraphLayout
 from kb.errors import InvalidInput
-from kb.inputs import single_param
+from kb.inputs import check_known, single_param
 from kb.models import Bank, EntryKind
+from kb.services.entries import kinds_for_bank
 
 BACKFILL_SOURCES = frozenset(
     {EdgeSource.CITATION_BACKFILL, EdgeSource.METADATA_BACKFILL, EdgeSource.HEADER_PARSE}
@@ -86,27 +87,24 @@ def parse_filters(params) -> GraphFilters:
 def _check_vocabulary(bank: Bank, filters: GraphFilters) -> None:
     from django.db.models import Q
 
+    from graph.edges.vocab import edge_types_for_bank
+
     in_bank = Q(bank__isnull=True) | Q(bank=bank)
     if filters.kinds:
         known = set(
             EntryKind.objects.filter(in_bank, name__in=filters.kinds).values_list("name", flat=True)
         )
-        unknown = sorted(set(filters.kinds) - known)
-        if unknown:
-            raise InvalidInput(
-                f"Unknown kind(s): {', '.join(unknown)}.", fields={"kinds": "unknown kind"}
-            )
+        if set(filters.kinds) - known:
+            check_known("kinds", filters.kinds, kinds_for_bank(bank), what="kind(s)")
     if filters.relations:
         known = set(
             EdgeType.objects.filter(in_bank, name__in=filters.relations).values_list(
                 "name", flat=True
             )
         )
-        unknown = sorted(set(filters.relations) - known)
-        if unknown:
-            raise InvalidInput(
-                f"Unknown relation(s): {', '.join(unknown)}.",
-                fields={"relations": "unknown relation"},
+        if set(filters.relations) - known:
+            check_known(
+                "relations", filters.relations, edge_types_for_bank(bank), what="relation(s)"
             )
 
 

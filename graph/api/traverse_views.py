@@ -277,7 +277,8 @@ def clean_query(query, allowed: set[str]) -> dict:
 def entry_as_of_response(bank: Bank, entry_id: str, query) -> dict:
     """``GET …/entries/{id}?as_of=…[&valid_at=…]``: the entry as the bank believed it then.
     The entry detail view delegates here when ``as_of`` is present (see graph/apps.py)."""
-    data = clean_query(query, {"as_of", "valid_at"})
+    # max_chars is the entry view's own parameter (it cuts the texts of this answer).
+    data = clean_query(query, {"as_of", "valid_at", "max_chars"})
     return history.entry_as_of(bank, entry_id, data.get("as_of"), data.get("valid_at"))
 
 

@@ -19,6 +19,7 @@ from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
 from kb.api.render import entry_detail
 from kb.api.views import ERRORS, BankAPIView
+from kb.inputs import parse_int_id
 from kb.models import Scope
 from kb.services.entries import find_entry
 from kb.services.feedback import note_warnings
@@ -237,8 +238,8 @@ def _operation(bank, op_id):
     from kb.models import Operation
 
     try:
-        return Operation.objects.get(bank=bank, pk=int(op_id))
-    except (ValueError, Operation.DoesNotExist):
+        return Operation.objects.get(bank=bank, pk=parse_int_id(op_id, "op_id"))
+    except Operation.DoesNotExist:
         raise ApiError(
             404, "operation_not_found", f"No operation {op_id!r} in this bank."
         ) from None

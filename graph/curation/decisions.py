@@ -23,6 +23,7 @@ from graph.curation.merge import MergeResult, merge_entries
 from graph.models import MergeProposal, ProposalStatus
 from kb import audit
 from kb.errors import Conflict, InvalidInput, NotFound
+from kb.inputs import check_known, parse_int_id
 from kb.models import Bank, Operation
 
 DECISIONS = {
@@ -52,10 +53,7 @@ class Decision:
 
 
 def get_proposal(bank: Bank, proposal_id: Any) -> MergeProposal:
-    try:
-        pk = int(proposal_id)
-    except (TypeError, ValueError):
-        pk = None
+    pk = parse_int_id(proposal_id, "proposal_id")
     proposal = (
         MergeProposal.objects.filter(bank=bank, pk=pk).select_related("keep", "away").first()
         if pk is not None
@@ -135,11 +133,6 @@ def list_proposals(bank: Bank, status: str | None = None):
     """The bank's proposals (best score first), optionally of one API status."""
     qs = MergeProposal.objects.filter(bank=bank).select_related("keep__kind", "away__kind")
     if status not in (None, ""):
-        if status not in STATUS_FROM_API:
-            raise InvalidInput(
-                "status must be one of open, approved, rejected, unclear.",
-                code="invalid_status",
-                fields={"status": "One of open, approved, rejected, unclear."},
-            )
+        check_known("status", status, STATUS_FROM_API, what="status")
         qs = qs.filter(status=STATUS_FROM_API[status])
     return qs.order_by("-score", "pk")

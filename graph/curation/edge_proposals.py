@@ -21,6 +21,7 @@ from graph.edges.links import clean_link, write_edge
 from graph.models import Edge, EdgeProposal, EdgeProposalStatus, EdgeSource
 from kb import audit
 from kb.errors import Conflict, InvalidInput, KbError, NotFound
+from kb.inputs import check_known, parse_int_id
 from kb.models import Bank, Operation, OperationKind
 
 DECISIONS = ("accept", "reject")
@@ -53,10 +54,7 @@ class BulkAccept:
 
 
 def get_proposal(bank: Bank, proposal_id: Any) -> EdgeProposal:
-    try:
-        pk = int(proposal_id)
-    except (TypeError, ValueError):
-        pk = None
+    pk = parse_int_id(proposal_id, "proposal_id")
     proposal = (
         EdgeProposal.objects.filter(bank=bank, pk=pk)
         .select_related("type", "source_entry", "from_entry", "to_entry")
@@ -280,12 +278,8 @@ def list_edge_proposals(
     bank: Bank, *, status: str | None = "open", cursor: str | None = None, limit: Any = None
 ) -> tuple[list[EdgeProposal], str | None]:
     """One page of proposals, most confident first, and the cursor of the next page."""
-    if status not in (None, "", "all", *EdgeProposalStatus.values):
-        raise InvalidInput(
-            f"status must be one of: {', '.join(EdgeProposalStatus.values)} or all.",
-            code="invalid_input",
-            fields={"status": "Unknown status."},
-        )
+    if status not in (None, ""):
+        check_known("status", status, [*EdgeProposalStatus.values, "all"], what="status")
     try:
         limit = PAGE_DEFAULT if limit in (None, "") else int(limit)
     except (TypeError, ValueError):

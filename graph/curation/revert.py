@@ -15,6 +15,7 @@ from graph.edges.links import _require_reason, lock_entries
 from graph.models import EdgeProposal, EdgeProposalStatus, MergeProposal, ProposalStatus
 from kb import audit
 from kb.errors import Conflict, NotFound
+from kb.inputs import parse_int_id
 from kb.models import Bank, Operation, OperationKind
 
 
@@ -47,8 +48,8 @@ class RevertResult:
 
 def get_operation(bank: Bank, op_id) -> Operation:
     try:
-        return Operation.objects.get(bank=bank, pk=int(op_id))
-    except (TypeError, ValueError, Operation.DoesNotExist):
+        return Operation.objects.get(bank=bank, pk=parse_int_id(op_id, "op_id"))
+    except Operation.DoesNotExist:
         raise NotFound(
             f"No operation {op_id!r} in this bank.", code="operation_not_found"
         ) from None

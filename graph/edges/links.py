@@ -22,6 +22,7 @@ from graph.edges.vocab import edge_type, edge_types_for_bank
 from graph.models import Edge, EdgeSource, EdgeType
 from kb import audit
 from kb.errors import Conflict, InvalidInput, NotFound
+from kb.inputs import parse_int_id
 from kb.models import Bank, Entry, OperationKind
 from kb.services.entries import find_entry
 
@@ -363,10 +364,7 @@ def link_connections(bank: Bank, entry: Entry, connections: list) -> list[Edge]:
 
 
 def get_edge(bank: Bank, edge_id: Any) -> Edge:
-    try:
-        pk = int(edge_id)
-    except (TypeError, ValueError):
-        raise NotFound(f"No edge {edge_id!r} in this bank.", code="edge_not_found") from None
+    pk = parse_int_id(edge_id, "edge_id")
     edge = (
         Edge.objects.filter(bank=bank, pk=pk)
         .select_related("type", "from_entry", "to_entry")

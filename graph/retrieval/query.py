@@ -33,8 +33,10 @@ from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
 from graph.retrieval.presenter import present_answer
 from graph.retrieval.relevance import NOTE_WEIGHT
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
+from kb.inputs import check_known
 from kb.models import Bank, Entry, EntryStatus, Scope
 from kb.services.embedding import QueryVector, embed_query
+from kb.services.entries import kinds_for_bank
 from kb.services.search import rank_candidates
 from kb.services.usage import USAGE_CTE, relaxed_commit_cte
 
@@ -109,6 +111,8 @@ def execute_query(
     """The fold query (API.md "Query") as typed data: flat ranking from kb, then (by default)
     the fold's two statements. Nothing is counted or logged here (:func:`record_query`)."""
     started = time.perf_counter()
+    if params.kinds:
+        check_known("kinds", params.kinds, kinds_for_bank(bank), what="kind(s)")
     floor, high, neighbor_floor = floors(bank)
     expand = set(params.expand or ())
     pool_size = max(params.pool, params.limit) if params.fold else params.limit

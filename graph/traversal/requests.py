@@ -24,6 +24,7 @@ from graph.traversal.walk import (
     traverse,
 )
 from kb.errors import InvalidInput, NotFound
+from kb.inputs import check_known
 from kb.models import Bank, Entry, EntryStatus
 from kb.services.entries import find_entry, kinds_for_bank
 
@@ -276,11 +277,5 @@ def clean_kinds(bank: Bank, value: Any) -> list[str] | None:
             code="invalid_kinds",
             fields={"kinds": "A list of kind names."},
         )
-    unknown = sorted(set(value) - set(kinds_for_bank(bank)))
-    if unknown:
-        raise InvalidInput(
-            f"Unknown entry kinds: {', '.join(unknown)}.",
-            code="unknown_kind",
-            fields={"kinds": f"Not a kind of this bank: {', '.join(unknown)}."},
-        )
+    check_known("kinds", value, kinds_for_bank(bank), what="kind(s)")
     return sorted(set(value))

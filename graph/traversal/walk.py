@@ -38,6 +38,7 @@ from graph.edges.vocab import edge_types_for_bank
 from graph.models import Edge, EdgeType
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
 from kb.errors import InvalidInput, NotFound
+from kb.inputs import check_known
 from kb.models import Bank, Entry
 from kb.presenters import iso
 from kb.services.entries import kinds_for_bank
@@ -225,13 +226,7 @@ def approx_tokens(edge: EdgeRow, counter: TokenCounter = DEFAULT_COUNTER) -> int
 
 
 def _type_ids(step: Step, types: dict[str, EdgeType]) -> list[int]:
-    unknown = [name for name in step.relations if name not in types]
-    if unknown:
-        raise InvalidInput(
-            f"Unknown relation {unknown[0]!r}; this bank knows: {', '.join(sorted(types))}.",
-            code="unknown_relation",
-            fields={"relations": f"Unknown relation {unknown[0]!r}."},
-        )
+    check_known("relations", step.relations, types, what="relation(s)")
     if step.direction not in DIRECTIONS:
         raise InvalidInput(
             f"direction must be one of {', '.join(DIRECTIONS)}.",

@@ -90,8 +90,13 @@ def bank_for(request, slug: str, scope: str = Scope.READ) -> Bank:
         if bank is None:
             raise ApiError(404, "bank_not_found", f"No bank {slug!r} is available to this token.")
         if scope not in token.scopes:
+            # Scope.WRITE's repr is an enum's; messages name scopes as API.md does: 'write'.
+            name = Scope(scope).value
             raise ApiError(
-                403, "missing_scope", f"This token lacks the {scope!r} scope for this request."
+                403,
+                "missing_scope",
+                f"This token lacks the '{name}' scope this request needs.",
+                {"scope": f"Needs '{name}'; the token has {', '.join(token.scopes) or 'none'}."},
             )
         if scope != Scope.READ:
             throttle_writes(token)

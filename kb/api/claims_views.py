@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from kb.api.auth import actor_for, bank_for
+from kb.api.auth import AgentPrincipal, actor_for, bank_for
 from kb.api.errors import ApiError
 from kb.api.params import int_param, int_query, reject_unknown
 from kb.api.render import iso
@@ -31,6 +31,17 @@ def claim_json(claim: Claim) -> dict:
     if claim.released_at is not None:
         data["released_at"] = iso(claim.released_at)
     return data
+
+
+def claim_caller(request) -> claims.ClaimCaller:
+    """The caller as the claims service sees it: its token (claims belong to it) and whether
+    it may act on others' claims (a ``curate`` token, or staff — audited either way)."""
+    user = request.user
+    if isinstance(user, AgentPrincipal):
+        return claims.ClaimCaller(
+            actor=user.actor, token_id=user.token.pk, curator=Scope.CURATE in user.token.scopes
+        )
+    return claims.ClaimCaller(actor=actor_for(request), curator=bool(user and user.is_staff))
 
 
 class ClaimRequestSerializer(serializers.Serializer):
@@ -75,9 +86,15 @@ class ClaimListView(BankAPIView):
         request=ClaimRequestSerializer,
         responses={
             201: ClaimSerializer,
-            200: OpenApiResponse(ClaimSerializer, description="Renewed by the same holder"),
+            200: OpenApiResponse(
+                ClaimSerializer, description="Renewed (same holder, by its token or a curator)"
+            ),
             409: OpenApiResponse(ErrorEnvelope, description="claim_held: holder, since, expiry"),
             **ERRORS,
+            403: OpenApiResponse(
+                ErrorEnvelope,
+                description="Missing scope, or claim_not_yours: another token's claim",
+            ),
         },
         summary="Claim work on a subject (201 new, 200 renewed, 409 claim_held)",
     )
@@ -92,7 +109,7 @@ class ClaimListView(BankAPIView):
             body.get("holder") if body.get("holder") is not None else actor,
             ttl_seconds=body.get("ttl_seconds"),
             note=body.get("note"),
-            actor=actor,
+            caller=claim_caller(request),
         )
         return Response(claim_json(result.claim), status=201 if result.created else 200)
 
@@ -118,8 +135,15 @@ class ClaimReleaseView(BankAPIView):
     @extend_schema(
         tags=["claims"],
         request=ReleaseRequestSerializer,
-        responses={200: ClaimSerializer, **ERRORS},
-        summary="Release a claim (idempotent)",
+        responses={
+            200: ClaimSerializer,
+            **ERRORS,
+            403: OpenApiResponse(
+                ErrorEnvelope,
+                description="Missing scope, or claim_not_yours: only its token or a curator",
+            ),
+        },
+        summary="Release a claim (idempotent; only its token or a curator)",
     )
     def post(self, request, bank: str, claim_id: str):
         bank_obj = bank_for(request, bank, Scope.WRITE)
@@ -128,5 +152,5 @@ class ClaimReleaseView(BankAPIView):
         reason = body.get("reason") or ""
         if not isinstance(reason, str):
             raise ApiError(400, "invalid_input", "reason must be a string.", {"reason": "String."})
-        released = claims.release(bank_obj, claim_id, actor=actor_for(request), reason=reason)
+        released = claims.release(bank_obj, claim_id, reason=reason, caller=claim_caller(request))
         return Response(claim_json(released))

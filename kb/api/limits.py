@@ -5,7 +5,9 @@
   envelope before anything reads the body; a body sent without a length is cut at the same
   limit by the parsers (:mod:`kb.api.parsers`).
 - Path parts and query parameters (names and values) must be storable strings
-  (:mod:`kb.inputs`): **400** ``invalid_string`` naming the parameter.
+  (:mod:`kb.inputs`): **400** ``invalid_string`` naming the parameter. (An integer path id of
+  another shape is **400** ``invalid_id`` from ``kb.inputs.parse_int_id``, which the services
+  call after the bank check.)
 
 It guards the paths in ``KB_LIMITED_PATH_PREFIXES`` (``/api/`` and ``/mcp`` by default).
 """
@@ -17,7 +19,8 @@ from django.http import JsonResponse
 
 from kb.api.errors import envelope
 from kb.api.parsers import body_limit
-from kb.inputs import UnstorableString, check_string
+from kb.errors import InvalidInput
+from kb.inputs import check_path_and_query
 
 
 def _guarded(path: str) -> bool:
@@ -93,13 +96,7 @@ class RequestLimitsMiddleware:
                 {"body": f"At most {limit} bytes."},
             )
         try:
-            for name, value in view_kwargs.items():
-                if isinstance(value, str):
-                    check_string(value, name)
-            for name, values in request.GET.lists():
-                check_string(name, "a query parameter name")
-                for value in values:
-                    check_string(value, name)
-        except UnstorableString as exc:
+            check_path_and_query(view_kwargs, request.GET)
+        except InvalidInput as exc:
             return _error(400, exc.code, exc.message, exc.fields)
         return None

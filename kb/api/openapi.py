@@ -2,6 +2,8 @@
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
+from kb.inputs import INTEGER_IDS
+
 # What PostgreSQL cannot store and ``kb.inputs`` refuses in every string: NUL and lone
 # surrogates.
 # NUL only: schemathesis's generator drops a pattern holding a surrogate range, and a lone
@@ -130,7 +132,8 @@ def _close_objects(node, schemas: dict, seen: set) -> None:
 
 
 # Path ids that are database integers (edges, operations), whatever the URL converter says.
-INTEGER_PATH_IDS = ("edge_id", "op_id")
+# The integer path ids: kb.inputs.INTEGER_IDS, the declaration the id parser reads too.
+INTEGER_PATH_IDS = tuple(INTEGER_IDS)
 
 
 TEXT_KEYWORDS = ("format", "enum", "pattern", "const")

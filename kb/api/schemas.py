@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from kb.api.openapi import schema_keywords
+from kb.entry_limits import DEFAULT_LIMITS, ITEM_CHARS
 
 # Text the server strips and needs non-empty (reasons, titles, queries, subjects); no NUL.
 # Blank as the server sees it (Python's str.isspace): ECMA's \s plus the separators U+001C–
@@ -76,7 +77,9 @@ class LifetimeField(serializers.DictField):
     {
         "type": ["array", "null"],
         "items": {"anyOf": [{"type": "string"}, {"type": "object"}]},
-        "description": "A playbook's steps: strings or objects.",
+        "maxItems": DEFAULT_LIMITS["steps"],
+        "description": "A playbook's steps: strings or objects (each at most "
+        f"{ITEM_CHARS['steps']} characters as JSON text).",
     }
 )
 class StepsField(serializers.ListField):
@@ -93,17 +96,20 @@ class ErrorEnvelope(serializers.Serializer):
     error = ErrorBody()
 
 
+def _limited_list(field: str, **kwargs) -> serializers.ListField:
+    """A list field with the default item count and item length of kb.entry_limits."""
+    return serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=ITEM_CHARS[field]),
+        max_length=DEFAULT_LIMITS[field],
+        required=False,
+        allow_null=True,
+        **kwargs,
+    )
+
+
 class AnchorsSerializer(serializers.Serializer):
-    files = serializers.ListField(
-        child=serializers.CharField(allow_blank=True, max_length=500),
-        required=False,
-        allow_null=True,
-    )
-    symbols = serializers.ListField(
-        child=serializers.CharField(allow_blank=True, max_length=300),
-        required=False,
-        allow_null=True,
-    )
+    files = _limited_list("anchor_files")
+    symbols = _limited_list("anchor_symbols")
 
 
 class ConnectionSerializer(serializers.Serializer):
@@ -113,27 +119,22 @@ class ConnectionSerializer(serializers.Serializer):
 
 
 class EntryWriteSerializer(serializers.Serializer):
-    # Limits of kb.services.entries.TEXT_LIMITS (checked on the stripped text).
-    title = NonBlankField(max_length=300)
-    content = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    # The default limits of kb.entry_limits (checked on the stripped text; a bank may set its
+    # own in settings.entry_limits; over a limit the answer is 400 too_long).
+    title = NonBlankField(max_length=DEFAULT_LIMITS["title"])
+    content = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=DEFAULT_LIMITS["content"]
+    )
     summary = serializers.CharField(
-        required=False, allow_blank=True, allow_null=True, max_length=500
+        required=False, allow_blank=True, allow_null=True, max_length=DEFAULT_LIMITS["summary"]
     )
     useful_for = serializers.CharField(
-        required=False, allow_blank=True, allow_null=True, max_length=500
+        required=False, allow_blank=True, allow_null=True, max_length=DEFAULT_LIMITS["useful_for"]
     )
     kind = serializers.CharField(required=False)
-    key = serializers.CharField(required=False, allow_null=True)
-    systems = serializers.ListField(
-        child=serializers.CharField(allow_blank=True, max_length=100),
-        required=False,
-        allow_null=True,
-    )
-    tasks = serializers.ListField(
-        child=serializers.CharField(allow_blank=True, max_length=200),
-        required=False,
-        allow_null=True,
-    )
+    key = serializers.CharField(required=False, allow_null=True, max_length=DEFAULT_LIMITS["key"])
+    systems = _limited_list("systems")
+    tasks = _limited_list("tasks")
     metadata = serializers.DictField(required=False, allow_null=True)
     lifetime = LifetimeField(
         help_text='Exactly one of {"durable": true}, {"expires_at": "YYYY-MM-DD"}, {"resolved_by": "<id>"}.'
@@ -151,7 +152,7 @@ class EntryWriteSerializer(serializers.Serializer):
 
 @schema_keywords(minProperties=1)  # an empty PATCH is 400 empty_patch
 class EntryPatchSerializer(EntryWriteSerializer):
-    title = NonBlankField(required=False, max_length=300)
+    title = NonBlankField(required=False, max_length=DEFAULT_LIMITS["title"])
     lifetime = LifetimeField(required=False)
     allow_duplicate = None  # an edit is not checked for duplicates
 

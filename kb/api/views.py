@@ -18,6 +18,7 @@ from kb.api.render import entry_core, entry_detail
 from kb.errors import NotFound
 from kb.inputs import single_param
 from kb.models import Bank, Job, Scope
+from kb.presenters import MAX_MAX_CHARS, MIN_MAX_CHARS, shorten_texts
 from kb.services import import_jobs
 from kb.services.duplicates import read_allow_duplicate
 from kb.services.entries import (
@@ -50,10 +51,27 @@ class BankAPIView(AuditedViewMixin, APIView):
         return data
 
 
-def _detail_response(bank: Bank, ref: str) -> dict:
+def _detail_response(bank: Bank, ref: str, max_chars: int | None = None) -> dict:
     entry = find_entry(bank, ref)
     merged_from = ref if ref not in (entry.short_id, entry.key) else None
-    return entry_detail(entry, merged_from=merged_from)
+    data = entry_detail(entry, merged_from=merged_from)
+    return shorten_texts(data, max_chars) if max_chars else data
+
+
+def max_chars_param(request) -> int | None:
+    """``?max_chars=N``: long texts of the answer are cut to N characters (None: whole; a
+    value under ``MIN_MAX_CHARS`` counts as that, so the cut text still says something)."""
+    value = int_param(request, "max_chars", 0, 0, MAX_MAX_CHARS)
+    return max(value, MIN_MAX_CHARS) if value else None
+
+
+MAX_CHARS_PARAMETER = OpenApiParameter(
+    "max_chars",
+    {"type": "integer", "minimum": 0, "maximum": MAX_MAX_CHARS, "default": 0},
+    description=f"Cut every long text (content, summary, notes…) to this many characters "
+    f"with a marker and set truncated: true (0: whole texts; under {MIN_MAX_CHARS} counts as "
+    f"{MIN_MAX_CHARS}).",
+)
 
 
 MAX_BATCH_IDS = 100
@@ -69,7 +87,8 @@ class EntryListView(BankAPIView):
                 {"type": "string", "pattern": "^[^\\x00]*[^\\x00\\s,][^\\x00]*$"},
                 required=True,
                 description=f"Comma-separated entry ids or keys (at most {MAX_BATCH_IDS}).",
-            )
+            ),
+            MAX_CHARS_PARAMETER,
         ],
         responses={200: schemas.EntryBatchSerializer, **ERRORS},
         operation_id="banks_entries_batch",
@@ -90,10 +109,11 @@ class EntryListView(BankAPIView):
                 f"At most {MAX_BATCH_IDS} ids per call.",
                 {"ids": f"{len(ids)} given"},
             )
+        max_chars = max_chars_param(request)
         results, missing = [], []
         for ref in ids:
             try:
-                results.append(_detail_response(bank_obj, ref))
+                results.append(_detail_response(bank_obj, ref, max_chars))
             except NotFound:
                 missing.append(ref)
         return Response({"results": results, "missing": missing})
@@ -144,16 +164,19 @@ class EntryDetailView(BankAPIView):
                 },
                 description="With as_of: edges valid at this date or time.",
             ),
+            MAX_CHARS_PARAMETER,
         ],
         responses={200: schemas.EntrySerializer, **ERRORS},
         summary="Read an entry (optionally as the bank believed it at a time)",
     )
     def get(self, request, bank: str, entry_id: str):
         bank_obj = bank_for(request, bank, Scope.READ)
+        max_chars = max_chars_param(request)
         as_of = extensions.registry.get(extensions.ENTRY_AS_OF)
         if "as_of" in request.query_params and as_of is not None:
-            return Response(as_of(bank_obj, entry_id, request.query_params))
-        return Response(_detail_response(bank_obj, entry_id))
+            data = as_of(bank_obj, entry_id, request.query_params)
+            return Response(shorten_texts(data, max_chars) if max_chars else data)
+        return Response(_detail_response(bank_obj, entry_id, max_chars))
 
     @extend_schema(
         request=schemas.EntryPatchSerializer,

@@ -367,13 +367,13 @@ def validate_import(
                 plan.append(PlannedLine(number, kind, LINE_TYPES[kind].validate(ctx, number, obj)))
             except InvalidInput as exc:
                 detail = "; ".join(f"{k}: {v}" for k, v in exc.fields.items()) if exc.fields else ""
-                error = {
-                    "line": number,
-                    "message": exc.message + (f" ({detail})" if detail else ""),
-                }
-                if exc.code not in (InvalidInput.code, "invalid_entry"):
-                    error["code"] = exc.code
-                errors.append(error)
+                errors.append(
+                    {
+                        "line": number,
+                        "message": exc.message + (f" ({detail})" if detail else ""),
+                        "code": exc.code,
+                    }
+                )
             done += 1
             if progress and (done % 500 == 0 or done == total):
                 progress("validating", done, total)

@@ -18,7 +18,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from kb import audit
-from kb.errors import Conflict, InvalidInput, NotFound
+from kb.errors import Conflict, Forbidden, InvalidInput, NotFound
+from kb.inputs import parse_int_id
 from kb.models import Bank, Claim, Entry, EntryStatus, OperationKind
 
 DEFAULT_TTL_SECONDS = 1800
@@ -30,6 +31,42 @@ MAX_NOTE = 2000
 EXPIRED = "expired"
 
 _SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class ClaimCaller:
+    """Who claims, renews or releases: the token (None for staff and commands), the actor
+    written in the audit, and whether it may act on others' claims (a ``curate`` token or
+    staff; every such act is audited)."""
+
+    actor: str
+    token_id: int | None = None
+    curator: bool = False
+
+    def owns(self, held: Claim) -> bool:
+        """True when the claim was made by this caller: the same token, or (for a claim made
+        without a token) the same actor without a token. ``holder`` never decides."""
+        if held.token_id is not None:
+            return held.token_id == self.token_id
+        return self.token_id is None and held.created_by == self.actor
+
+
+def _caller(caller: ClaimCaller | None, actor: str) -> ClaimCaller:
+    return caller or ClaimCaller(actor=actor or audit.current().actor)
+
+
+def _not_yours(held: Claim, action: str) -> Forbidden:
+    return Forbidden(
+        f"Claim {held.pk} was made by another token; only that token or a curator "
+        f"(scope curate) may {action} it.",
+        code="claim_not_yours",
+        fields={"claim": f"Made by another token (holder {held.holder!r})."},
+    )
+
+
+def _on_behalf(held: Claim, owned: bool) -> dict:
+    """Audit details naming whose claim a curator acted on (nothing when it was the caller's)."""
+    return {} if owned else {"on_behalf_of": held.created_by, "claim_token": held.token_id}
 
 
 @dataclass
@@ -104,18 +141,22 @@ def claim(
     ttl_seconds=None,
     note=None,
     actor: str = "",
+    caller: ClaimCaller | None = None,
     attempts: int = 5,
 ) -> ClaimResult:
-    """Claim ``subject`` for ``holder`` for ``ttl_seconds``. A new claim is ``created``; the same
-    holder claiming a live claim again renews it (new expiry, new note if given). Another
-    holder's live claim raises ``Conflict`` ``claim_held`` naming holder, since and expiry."""
+    """Claim ``subject`` for ``holder`` for ``ttl_seconds``. A new claim is ``created`` and
+    belongs to ``caller``'s token. Claiming a live claim again with the same holder renews it
+    (new expiry, new note if given) when the caller made it, or is a curator (audited as such);
+    otherwise ``Forbidden`` ``claim_not_yours``. Another holder's live claim raises
+    ``Conflict`` ``claim_held`` naming holder, since and expiry."""
     subject = _text(subject, "subject", MAX_SUBJECT, required=True)
     holder = _text(holder, "holder", MAX_HOLDER, required=True)
     note_text = _text(note, "note", MAX_NOTE, required=False) if note is not None else None
     ttl = _ttl(ttl_seconds)
     entry = subject_entry(bank, subject)
     key = normalise_subject(subject, entry)
-    actor = actor or audit.current().actor
+    caller = _caller(caller, actor)
+    actor = caller.actor
 
     for _ in range(attempts):
         with transaction.atomic():
@@ -126,7 +167,7 @@ def claim(
                 bank=bank, subject_key=key, released_at__isnull=True, expires_at__lte=now
             ).update(released_at=now, released_by=EXPIRED)
             new_id = _insert_unless_held(
-                bank, subject, key, entry, holder, note_text or "", now, expires_at, actor
+                bank, subject, key, entry, holder, note_text or "", now, expires_at, caller
             )
             if new_id is not None:
                 with audit.operation(
@@ -152,6 +193,9 @@ def claim(
                     },
                     extra={"claim": held.pk},
                 )
+            owned = caller.owns(held)
+            if not owned and not caller.curator:
+                raise _not_yours(held, "renew")
             held.expires_at = expires_at
             held.renewed_at = now
             update_fields = ["expires_at", "renewed_at"]
@@ -159,10 +203,17 @@ def claim(
                 held.note = note_text
                 update_fields.append("note")
             held.save(update_fields=update_fields)
-            with audit.operation(
-                bank, OperationKind.CLAIM, reason=f"renew {subject}", actor=actor
-            ) as op:
-                audit.record(op, claim=held.pk, subject=subject, holder=holder, ttl=ttl, renew=True)
+            reason = f"renew {subject}" if owned else f"curator renews {held.created_by}'s claim"
+            with audit.operation(bank, OperationKind.CLAIM, reason=reason, actor=actor) as op:
+                audit.record(
+                    op,
+                    claim=held.pk,
+                    subject=subject,
+                    holder=holder,
+                    ttl=ttl,
+                    renew=True,
+                    **_on_behalf(held, owned),
+                )
             return ClaimResult(held, created=False)
     raise Conflict(
         "The claim kept changing hands while we tried; nothing was written — retry.",
@@ -170,7 +221,7 @@ def claim(
     )
 
 
-def _insert_unless_held(bank, subject, key, entry, holder, note, now, expires_at, actor):
+def _insert_unless_held(bank, subject, key, entry, holder, note, now, expires_at, caller):
     """``INSERT … ON CONFLICT DO NOTHING`` against the unique partial index: the id of the new
     claim, or None when an unreleased claim on the subject exists (or is being inserted by a
     concurrent transaction, which this statement waits for)."""
@@ -179,8 +230,8 @@ def _insert_unless_held(bank, subject, key, entry, holder, note, now, expires_at
         cursor.execute(
             f"""
             INSERT INTO {table} (bank_id, subject, subject_key, entry_id, holder, note, since,
-                                 expires_at, released_by, created_by)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, '', %s)
+                                 expires_at, released_by, created_by, token_id)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, '', %s, %s)
             ON CONFLICT (bank_id, subject_key) WHERE released_at IS NULL DO NOTHING
             RETURNING id
             """,
@@ -193,7 +244,8 @@ def _insert_unless_held(bank, subject, key, entry, holder, note, now, expires_at
                 note,
                 now,
                 expires_at,
-                actor,
+                caller.actor,
+                caller.token_id,
             ],
         )
         row = cursor.fetchone()
@@ -202,19 +254,26 @@ def _insert_unless_held(bank, subject, key, entry, holder, note, now, expires_at
 
 def find_claim(bank: Bank, claim_id) -> Claim:
     """A claim of ``bank`` by id (404 ``claim_not_found`` for anything else)."""
-    try:
-        pk = int(str(claim_id).strip())
-    except (TypeError, ValueError):
-        pk = None
-    found = Claim.objects.filter(bank=bank, pk=pk).first() if pk and pk > 0 else None
+    pk = parse_int_id(claim_id, "claim_id")
+    found = Claim.objects.filter(bank=bank, pk=pk).first()
     if found is None:
         raise NotFound(f"No claim {claim_id!r} in bank {bank.slug!r}.", code="claim_not_found")
     return found
 
 
-def release(bank: Bank, claim_id, *, actor: str = "", reason: str = "") -> Claim:
-    """End a claim now. Releasing a claim that already ended changes nothing (idempotent)."""
-    actor = actor or audit.current().actor
+def release(
+    bank: Bank,
+    claim_id,
+    *,
+    actor: str = "",
+    reason: str = "",
+    caller: ClaimCaller | None = None,
+) -> Claim:
+    """End a claim now. Only the token that made it, or a curator, releases a live claim (a
+    curator's release is audited naming whose claim it was); anyone else gets ``Forbidden``
+    ``claim_not_yours``. Releasing a claim that already ended changes nothing (idempotent)."""
+    caller = _caller(caller, actor)
+    actor = caller.actor
     with transaction.atomic():
         found = find_claim(bank, claim_id)
         held = Claim.objects.select_for_update().get(pk=found.pk)
@@ -225,12 +284,25 @@ def release(bank: Bank, claim_id, *, actor: str = "", reason: str = "") -> Claim
             held.released_at, held.released_by = now, EXPIRED
             held.save(update_fields=["released_at", "released_by"])
             return held
+        owned = caller.owns(held)
+        if not owned and not caller.curator:
+            raise _not_yours(held, "release")
         held.released_at, held.released_by = now, actor
         held.save(update_fields=["released_at", "released_by"])
+        if not owned:
+            reason = f"{actor} released {held.created_by or 'another'}'s claim" + (
+                f": {reason}" if reason else ""
+            )
         with audit.operation(
             bank, OperationKind.RELEASE, reason=reason or f"release {held.subject}", actor=actor
         ) as op:
-            audit.record(op, claim=held.pk, subject=held.subject, holder=held.holder)
+            audit.record(
+                op,
+                claim=held.pk,
+                subject=held.subject,
+                holder=held.holder,
+                **_on_behalf(held, owned),
+            )
     return held
 
 

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from kb import audit, extensions
+from kb.entry_limits import EntryLimits, item_too_long_message, limits_for, too_long_message
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryKind, EntryStatus, OperationKind
 from kb.services.duplicates import refuse_duplicate
 
-TEXT_LIMITS = {"title": 300, "summary": 500, "useful_for": 500, "key": 200}
 EDITABLE_FIELDS = (
     "title",
     "content",
@@ -56,16 +57,86 @@ def find_entry(bank: Bank, ref: str, *, follow_merges: bool = True) -> Entry:
     return entry
 
 
-def _string_list(value: Any, field: str, errors: dict, limit: int = 100) -> list[str]:
+class _Problems:
+    """Field errors collected while cleaning; the ones over a size limit are kept apart, so
+    a payload whose only problem is size answers ``too_long``."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, str] = {}
+        self.too_long: set[str] = set()
+
+    def __setitem__(self, field: str, message: str) -> None:
+        self.errors.setdefault(field, message)
+
+    def __contains__(self, field: str) -> bool:
+        return field in self.errors
+
+    def __bool__(self) -> bool:
+        return bool(self.errors)
+
+    def long(self, field: str, message: str) -> None:
+        if field not in self.errors:
+            self.errors[field] = message
+            self.too_long.add(field)
+
+    def raise_if_any(self) -> None:
+        if not self.errors:
+            return
+        if set(self.errors) == self.too_long:
+            raise InvalidInput(
+                "Too long: " + " ".join(self.errors[f] for f in sorted(self.errors)),
+                code="too_long",
+                fields=dict(self.errors),
+            )
+        raise InvalidInput(
+            "The entry has invalid fields: " + ", ".join(sorted(self.errors)) + ".",
+            code="invalid_entry",
+            fields=dict(self.errors),
+        )
+
+
+def _string_list(
+    value: Any, field: str, errors: _Problems, limits: EntryLimits, report_as: str | None = None
+) -> list[str]:
+    """A list of non-blank strings within the field's item count and item length."""
+    report_as = report_as or field
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        errors[field] = "Must be a list of strings."
+        errors[report_as] = "Must be a list of strings."
         return []
     cleaned = [v.strip() for v in value if v.strip()]
-    if any(len(v) > limit for v in cleaned):
-        errors[field] = f"Each item must be at most {limit} characters."
+    if len(cleaned) > limits.limit(field):
+        errors.long(
+            report_as, too_long_message(field, limits.limit(field), len(cleaned), items=True)
+        )
+    for index, item in enumerate(cleaned):
+        if len(item) > limits.item_chars(field):
+            message = item_too_long_message(field, limits.item_chars(field), index, len(item))
+            errors.long(report_as, message)
+            break
     return cleaned
+
+
+def _clean_steps(steps: Any, errors: _Problems, limits: EntryLimits) -> Any:
+    if steps is not None and (
+        not isinstance(steps, list) or not all(isinstance(s, str | dict) for s in steps)
+    ):
+        errors["steps"] = "Must be a list of steps (strings or objects), or null."
+        return None
+    if steps:
+        if len(steps) > limits.limit("steps"):
+            errors.long(
+                "steps", too_long_message("steps", limits.limit("steps"), len(steps), items=True)
+            )
+        for index, step in enumerate(steps):
+            size = len(step if isinstance(step, str) else json.dumps(step, ensure_ascii=False))
+            if size > limits.item_chars("steps"):
+                errors.long(
+                    "steps", item_too_long_message("steps", limits.item_chars("steps"), index, size)
+                )
+                break
+    return steps
 
 
 def _clean_lifetime(bank: Bank, value: Any, errors: dict) -> dict[str, Any]:
@@ -105,6 +176,36 @@ def _clean_lifetime(bank: Bank, value: Any, errors: dict) -> dict[str, Any]:
     return {}
 
 
+def _clean_texts(data: dict, errors: _Problems, limits: EntryLimits, *, partial: bool) -> dict:
+    """The text fields (title, content, summary, useful_for, key): strings within the bank's
+    limits, stripped."""
+    out: dict[str, Any] = {}
+    for name in ("title", "content", "summary", "useful_for"):
+        if name in data:
+            value = data[name]
+            if value is None and name != "title":
+                value = ""
+            if not isinstance(value, str):
+                errors[name] = "Must be a string."
+                continue
+            value = value.strip()
+            if len(value) > limits.limit(name):
+                errors.long(name, too_long_message(name, limits.limit(name), len(value)))
+                continue
+            out[name] = value
+    if (not partial or "title" in data) and "title" not in errors and not out.get("title"):
+        errors["title"] = "A non-empty title is required."
+    if "key" in data:
+        key = data["key"]
+        if key is not None and (not isinstance(key, str) or not key.strip()):
+            errors["key"] = "Must be a non-empty string, or null."
+        elif key is not None and len(key.strip()) > limits.limit("key"):
+            errors.long("key", too_long_message("key", limits.limit("key"), len(key.strip())))
+        else:
+            out["key"] = key.strip() if isinstance(key, str) else None
+    return out
+
+
 def clean_entry_data(
     bank: Bank,
     data: Any,
@@ -120,35 +221,14 @@ def clean_entry_data(
     """
     if not isinstance(data, dict):
         raise InvalidInput("The body must be a JSON object.", code="invalid_body")
-    errors: dict[str, str] = {}
+    errors = _Problems()
+    limits = limits_for(bank)
     unknown = sorted(set(data) - set(allowed))
     for name in unknown:
         errors[name] = "Unknown field."
     out: dict[str, Any] = {}
 
-    for name in ("title", "content", "summary", "useful_for"):
-        if name in data:
-            value = data[name]
-            if value is None and name != "title":
-                value = ""
-            if not isinstance(value, str):
-                errors[name] = "Must be a string."
-                continue
-            value = value.strip()
-            if name in TEXT_LIMITS and len(value) > TEXT_LIMITS[name]:
-                errors[name] = f"Must be at most {TEXT_LIMITS[name]} characters."
-                continue
-            out[name] = value
-    if not partial or "title" in data:
-        if not out.get("title"):
-            errors["title"] = "A non-empty title is required."
-
-    if "key" in data:
-        key = data["key"]
-        if key is not None and (not isinstance(key, str) or not key.strip() or len(key) > 200):
-            errors["key"] = "Must be a non-empty string of at most 200 characters, or null."
-        else:
-            out["key"] = key.strip() if isinstance(key, str) else None
+    out.update(_clean_texts(data, errors, limits, partial=partial))
 
     if "kind" in data or not partial:
         kinds = kinds if kinds is not None else kinds_for_bank(bank)
@@ -160,9 +240,7 @@ def clean_entry_data(
 
     for name in ("systems", "tasks"):
         if name in data:
-            out[name] = _string_list(
-                data[name], name, errors, limit=100 if name == "systems" else 200
-            )
+            out[name] = _string_list(data[name], name, errors, limits)
 
     if "metadata" in data:
         if data["metadata"] is None:
@@ -179,19 +257,15 @@ def clean_entry_data(
         if not isinstance(anchors, dict) or set(anchors) - {"files", "symbols"}:
             errors["anchors"] = 'Must be {"files": [...], "symbols": [...]}.'
         else:
-            out["anchor_files"] = _string_list(anchors.get("files"), "anchors", errors, limit=500)
+            out["anchor_files"] = _string_list(
+                anchors.get("files"), "anchor_files", errors, limits, "anchors"
+            )
             out["anchor_symbols"] = _string_list(
-                anchors.get("symbols"), "anchors", errors, limit=300
+                anchors.get("symbols"), "anchor_symbols", errors, limits, "anchors"
             )
 
     if "steps" in data:
-        steps = data["steps"]
-        if steps is not None and (
-            not isinstance(steps, list) or not all(isinstance(s, str | dict) for s in steps)
-        ):
-            errors["steps"] = "Must be a list of steps (strings or objects), or null."
-        else:
-            out["steps"] = steps
+        out["steps"] = _clean_steps(data["steps"], errors, limits)
 
     if "lifetime" in data:
         out.update(_clean_lifetime(bank, data["lifetime"], errors))
@@ -207,12 +281,7 @@ def clean_entry_data(
         else:
             out["connections"] = data["connections"]
 
-    if errors:
-        raise InvalidInput(
-            "The entry has invalid fields: " + ", ".join(sorted(errors)) + ".",
-            code="invalid_entry",
-            fields=errors,
-        )
+    errors.raise_if_any()
     return out
 
 

@@ -10,6 +10,7 @@ them for tests and tools.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 
 from kb.errors import Refused
@@ -63,9 +64,18 @@ def timestamped_log(text: str) -> str | None:
 
 
 def session_narration(text: str) -> str | None:
-    if _NARRATION.search(text) or len(_FIRST_PERSON_LOG.findall(text)) >= 2:
-        return 'It narrates a session ("today I ran…"); state the lasting lesson in the present tense instead.'
-    return None
+    """Refuse a narrated session, quoting the words of the text that narrate it (never words
+    the text does not contain)."""
+    found = _NARRATION.search(text)
+    if found is None:
+        log_lines = list(_FIRST_PERSON_LOG.finditer(text))
+        found = log_lines[0] if len(log_lines) >= 2 else None
+    if found is None:
+        return None
+    quote = _short(found.group(0).strip().splitlines()[0].strip(), 60)
+    return (
+        f'It narrates a session ("{quote}"); state the lasting lesson in the present tense instead.'
+    )
 
 
 def raw_stack_trace(text: str) -> str | None:
@@ -132,10 +142,44 @@ def narration_reason(verdict: Verdict) -> str | None:
 
 
 def _short(text: str, limit: int = 90) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    """``text`` cut to ``limit`` characters at a word (no marker: a quote stays verbatim)."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0].rstrip()
+
+
+# A text that says the same thing over and over (one sentence pasted many times, a span looped
+# by a runaway generator) is not a learning, and it would crowd out real ones in retrieval.
+# Measured on word 6-grams: in prose nearly every 6-gram is distinct; a text whose distinct share
+# is below REPEAT_DISTINCT_SHARE says each thing about four times or more. Set on the tuning
+# files (guard_labelled/heldout/extra) and reported on guard_blind.jsonl (README, "Entry limits").
+REPEAT_GRAM = 6
+REPEAT_MIN_WORDS = 60
+REPEAT_DISTINCT_SHARE = 0.25
+
+
+def repeated_text(text: str) -> str | None:
+    """Refuse a text that repeats itself, quoting the span it repeats (verbatim)."""
+    words = text.split()
+    if len(words) < REPEAT_MIN_WORDS:
+        return None
+    grams = [
+        tuple(w.casefold() for w in words[i : i + REPEAT_GRAM])
+        for i in range(len(words) - REPEAT_GRAM + 1)
+    ]
+    if len(set(grams)) / len(grams) >= REPEAT_DISTINCT_SHARE:
+        return None
+    gram, count = Counter(grams).most_common(1)[0]
+    start = grams.index(gram)
+    pattern = r"\s+".join(re.escape(w) for w in words[start : start + REPEAT_GRAM])
+    found = re.search(pattern, text)
+    quote = found.group(0) if found else " ".join(words[start : start + REPEAT_GRAM])
+    return (
+        f'It repeats itself: the same words ("{quote}") recur {count} times in '
+        f"{len(words)} words. State the lesson once."
+    )
 
 
 HARD_RULES: list[Callable[[str], str | None]] = [
+    repeated_text,
     timestamped_log,
     session_narration,
     raw_stack_trace,

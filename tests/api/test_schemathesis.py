@@ -53,6 +53,7 @@ NAMES_WHAT_THE_BANK_LACKS = {
     "entry_not_found",  # the same, for a list of entries (extractions)
     "unknown_relation",  # a relation outside the bank's vocabulary
     "unknown_kind",  # an entry kind outside the bank's vocabulary
+    "invalid_value",  # a filter value (kinds, relations) outside the bank's vocabulary
     "ambiguous_start",  # a traverse start name that several of the bank's entries carry
     "invalid_cursor",  # a page cursor the server did not give out (cursors are opaque)
 }

@@ -352,7 +352,8 @@ def test_unknown_relation_is_refused(bank, g):
     g.add("S")
     with pytest.raises(InvalidInput) as info:
         traverse(bank, g["S"], [Step(("depends_on",))])
-    assert info.value.code == "unknown_relation"
+    assert info.value.code == "invalid_value"  # an unknown filter value (issue 22)
+    assert "depends_on" in info.value.message and "see_also" in info.value.message
 
 
 # --- parameterised questions ---------------------------------------------------------------------
@@ -521,7 +522,7 @@ def test_api_ambiguous_and_unknown_start(client_rw, bank, g):
     ("patch", "code"),
     [
         ({"colour": "blue"}, "invalid_input"),
-        ({"relations": ["nonsense"]}, "unknown_relation"),
+        ({"relations": ["nonsense"]}, "invalid_value"),
         ({"relations": []}, "invalid_relations"),
         ({"relations": "cites"}, "invalid_relations"),
         ({"direction": "sideways"}, "invalid_direction"),
@@ -636,6 +637,7 @@ def test_kinds_allow_list_limits_what_the_walk_reaches(client_rw, bank, make_ent
     assert set(data["nodes"]) - {svc.short_id} == {team.short_id}
     assert [p["nodes"] for p in data["paths"]] == [[svc.short_id, team.short_id]]
     unknown = client_rw.post(url("acme", "traverse"), {**body, "kinds": ["nope"]}, format="json")
-    assert_error(unknown, 400, "unknown_kind")
+    assert_error(unknown, 400, "invalid_value")
+    assert "nope" in unknown.json()["error"]["fields"]["kinds"]
     empty = client_rw.post(url("acme", "traverse"), {**body, "kinds": []}, format="json")
     assert_error(empty, 400, "invalid_kinds")

@@ -130,7 +130,8 @@ def test_rest_scopes_and_tenancy(bank, other_bank, token_client):
     ):
         response = writer.post(url, body, format="json")
         assert response.status_code == 400, body
-    assert writer.post(f"{url}/abc/release", {}, format="json").status_code == 404
+    malformed = writer.post(f"{url}/abc/release", {}, format="json")
+    assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "invalid_id"
     assert writer.post(f"{url}/99999/release", {}, format="json").json()["error"]["code"] == (
         "claim_not_found"
     )
@@ -176,7 +177,7 @@ def test_sixteen_concurrent_claims_one_winner():
 
 def test_admin_lists_live_claims_and_releases_through_the_service(bank, admin_client):
     live = claims.claim(bank, "rotate keys", "agent:a", note="half done").claim
-    ended = claims.claim(bank, "old job", "agent:b").claim
+    ended = claims.claim(bank, "old job", "agent:b", actor="agent:b").claim
     claims.release(bank, ended.pk, actor="agent:b")
     page = admin_client.get("/admin/kb/claim/")
     assert page.status_code == 200
@@ -191,4 +192,54 @@ def test_admin_lists_live_claims_and_releases_through_the_service(bank, admin_cl
     assert response.status_code == 200
     live.refresh_from_db()
     assert live.released_at is not None and live.released_by.startswith("staff:")
-    assert Operation.objects.filter(bank=bank, kind="release", actor=live.released_by).exists()
+    audited = Operation.objects.get(bank=bank, kind="release", actor=live.released_by)
+    assert audited.details["on_behalf_of"] == live.created_by  # staff act as curators
+
+
+def test_another_token_cannot_renew_or_release_with_the_same_holder(bank, token_client):
+    """Issue 22: the holder is a label; the claim belongs to the token that made it."""
+    url = f"/api/v1/banks/{bank.slug}/claims"
+    owner, intruder = token_client(bank, scopes="read,write"), token_client(bank, scopes="write")
+    made = owner.post(url, {"subject": "fix login", "holder": "agent-A"}, format="json").json()
+    renew = intruder.post(url, {"subject": "fix login", "holder": "agent-A"}, format="json")
+    assert renew.status_code == 403
+    assert renew.json()["error"]["code"] == "claim_not_yours"
+    release = intruder.post(f"{url}/{made['id']}/release", {}, format="json")
+    assert release.status_code == 403
+    assert release.json()["error"]["code"] == "claim_not_yours"
+    held = Claim.objects.get(pk=made["id"])
+    assert held.released_at is None and held.renewed_at is None
+    assert held.token_id is not None
+    # the owner still renews and releases its own claim
+    again = owner.post(url, {"subject": "fix login", "holder": "agent-A"}, format="json")
+    assert again.status_code == 200
+    done = owner.post(f"{url}/{made['id']}/release", {}, format="json")
+    assert done.status_code == 200 and done.json()["released_at"]
+
+
+def test_curator_token_releases_anothers_claim_and_it_is_audited(bank, token_client):
+    url = f"/api/v1/banks/{bank.slug}/claims"
+    owner, curator = token_client(bank, scopes="write"), token_client(bank)
+    made = owner.post(url, {"subject": "x", "holder": "a"}, format="json").json()
+    renewed = curator.post(url, {"subject": "x", "holder": "a"}, format="json")
+    assert renewed.status_code == 200
+    released = curator.post(f"{url}/{made['id']}/release", {"reason": "stale"}, format="json")
+    assert released.status_code == 200
+    ops = Operation.objects.filter(bank=bank, kind__in=["claim", "release"]).order_by("id")
+    renew_op, release_op = list(ops)[1:]
+    assert renew_op.details["on_behalf_of"] == "agent:test-agent"
+    assert release_op.details["on_behalf_of"] == "agent:test-agent"
+    assert release_op.details["claim_token"] == Claim.objects.get(pk=made["id"]).token_id
+    assert "released agent:test-agent's claim: stale" in release_op.reason
+
+
+def test_service_caller_identity_decides_not_holder(bank):
+    mine = claims.ClaimCaller(actor="agent:a", token_id=None)
+    held = claims.claim(bank, "x", "label", caller=mine).claim
+    with pytest.raises(claims.Forbidden) as refused:
+        claims.claim(bank, "x", "label", caller=claims.ClaimCaller(actor="agent:b"))
+    assert refused.value.code == "claim_not_yours" and refused.value.status == 403
+    with pytest.raises(claims.Forbidden):
+        claims.release(bank, held.pk, caller=claims.ClaimCaller(actor="agent:b"))
+    staff = claims.ClaimCaller(actor="staff:root", curator=True)
+    assert claims.release(bank, held.pk, caller=staff).released_by == "staff:root"

@@ -234,3 +234,57 @@ def test_the_classifier_reads_the_opening_of_a_long_text():
     verdict = judge(long_text)
     assert verdict.refused
     assert verdict.probability == judge(long_text[: guard_model.CLASSIFIED_CHARS]).probability
+
+
+def _quotes(reason: str) -> list[str]:
+    import re
+
+    return re.findall(r'\("([^"]+)"\)', reason)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Then I ran the migration.\nI tried the rollback next.",
+        "This morning we checked the replica lag and it was fine.",
+        "So far\nwe ran the suite twice.",
+    ],
+)
+def test_narration_refusal_quotes_only_words_of_the_text(text):
+    """Issue 22: the refusal quoted "today I ran…" for a text that never said "today"."""
+    reasons = guard_reasons({"title": "", "content": text})
+    assert reasons
+    quotes = _quotes(reasons[0])
+    assert quotes, reasons[0]
+    for quote in quotes:
+        assert quote in text, (quote, text)
+
+
+GOTCHA = "The payments sandbox rejects card numbers with spaces, so strip them first. "
+
+
+def test_a_text_repeating_one_sentence_is_refused_with_a_verbatim_quote():
+    text = GOTCHA * 40
+    reasons = guard_reasons({"title": "Sandbox card numbers", "content": text})
+    assert reasons and reasons[0].startswith("It repeats itself")
+    (quote,) = _quotes(reasons[0])
+    assert quote in text
+
+
+def test_a_long_text_saying_things_once_or_twice_is_not_refused_as_repetition():
+    from kb.services.guard import repeated_text
+
+    text = " ".join(
+        f"Step {i}: run migration {i} and check table t{i} for rows." for i in range(30)
+    )
+    assert repeated_text(text) is None
+    assert repeated_text(GOTCHA * 2 + text) is None  # a paste doubled is not "many times"
+
+
+@pytest.mark.django_db
+def test_api_refuses_repetition_with_422(client_rw):
+    body = {"title": "Sandbox cards", "content": GOTCHA * 40, "lifetime": {"durable": True}}
+    response = client_rw.post("/api/v1/banks/acme/entries", body, format="json")
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "not_a_learning"
+    assert "repeats itself" in response.json()["error"]["message"]

@@ -155,6 +155,7 @@ async def run_session(client, rest: Rest) -> None:
             "kind": "recipe",
             "lifetime": {"durable": True},
             "anchors": {"files": ["web/e2e/login.ts"], "symbols": ["loginFixture"]},
+            "full": True,
         },
     )
     assert "warnings" in recipe and "similar" in recipe
@@ -174,6 +175,7 @@ async def run_session(client, rest: Rest) -> None:
                     "note": "Explains why that fixture avoids the DOM meta tag.",
                 }
             ],
+            "full": True,
         },
     )
     assert gotcha["edges"][0]["entry"]["id"] == recipe["id"]
@@ -196,14 +198,16 @@ async def run_session(client, rest: Rest) -> None:
             "to": process["id"],
             "relation": "see_also",
             "note": "The release whose smoke test uses this login.",
+            "full": True,
         },
     )
     assert await rest.get(f"/edges/{edge['id']}") == (200, as_stored(edge))
 
     assert await rest.get(f"/entries/{recipe['id']}") == (
         200,
-        await ok(client, "get_entry", {"id": recipe["id"]}),
+        await ok(client, "get_entry", {"id": recipe["id"], "full": True}),
     )
+    await check_compact_answers(client, rest, recipe, gotcha)
     resolved = await ok(client, "resolve", {"q": recipe["title"]})
     assert resolved["status"] == "resolved"
     assert await rest.get("/resolve", q=recipe["title"]) == (200, resolved)
@@ -258,7 +262,9 @@ async def run_session(client, rest: Rest) -> None:
     status, listed = await rest.get("/workflows/")  # a JSON list: MCP wraps it in "results"
     assert status == 200 and processes == {"results": listed}
 
-    verified = await ok(client, "verify_entry", {"id": gotcha["id"], "note": "reproduced"})
+    verified = await ok(
+        client, "verify_entry", {"id": gotcha["id"], "note": "reproduced", "full": True}
+    )
     assert verified["verified_at"]
     assert await rest.get(f"/entries/{gotcha['id']}") == (200, verified)
     retired = await ok(
@@ -268,6 +274,7 @@ async def run_session(client, rest: Rest) -> None:
             "id": gotcha["id"],
             "reason": "The gateway no longer rewrites the page.",
             "evidence": "gateway changelog 2026-11: html rewrite removed",
+            "full": True,
         },
     )
     assert retired["status"] == "retired"
@@ -280,7 +287,9 @@ async def run_session(client, rest: Rest) -> None:
     await fails(client, "unlink_entries", {"edge_id": edge["id"]}, "reason_required")
     status, refused = await rest.post(f"/edges/{edge['id']}/unlink", {})
     assert status == 400 and refused["error"]["code"] == "reason_required"
-    unlinked = await ok(client, "unlink_entries", {"edge_id": edge["id"], "reason": "wrong"})
+    unlinked = await ok(
+        client, "unlink_entries", {"edge_id": edge["id"], "reason": "wrong", "full": True}
+    )
     assert await rest.get(f"/edges/{edge['id']}") == (200, unlinked)
 
     await fails(client, "get_entry", {"id": "nothing1"}, "entry_not_found")
@@ -288,6 +297,7 @@ async def run_session(client, rest: Rest) -> None:
     await fails(client, "get_entry", {"bank": "no-such-bank", "id": "x"}, "bank_not_found")
     await fails(client, "get_entry", {"bank": "not a slug!", "id": "x"}, "bank_not_found")
     await fails(client, "claim_work", {"subject": ""}, "invalid_input")
+    await check_error_vocabulary(client, rest)
 
     # A near-exact duplicate of the recipe is refused, naming it; allow_duplicate stores it.
     copy = {
@@ -302,6 +312,79 @@ async def run_session(client, rest: Rest) -> None:
     assert status == 409 and body["error"]["fields"] == {"existing": recipe["id"]}
     stored = await ok(client, "report_learning", {**copy, "allow_duplicate": True})
     assert stored["id"] != recipe["id"] and stored["title"] == copy["title"]
+
+
+COMPACT_KEYS = {"id", "title", "kind", "status", "warnings"}
+
+
+async def check_compact_answers(client, rest: Rest, recipe: dict, gotcha: dict) -> None:
+    """Without ``full`` the entry tools answer compactly (issue 22: a long entry was echoed
+    whole by report_learning, retire_entry and get_entry)."""
+    long_text = " ".join(f"Line {i} of the cookie-jar recipe names step {i}." for i in range(400))
+    written = await ok(
+        client,
+        "report_learning",
+        {
+            "title": "Cookie-jar login recipe, long form",
+            "content": long_text,
+            "kind": "recipe",
+            "lifetime": {"durable": True},
+        },
+    )
+    assert set(written) == COMPACT_KEYS | {"similar"}, written
+    assert written["status"] == "live" and written["kind"] == "recipe"
+    status, stored = await rest.get(f"/entries/{written['id']}")
+    assert status == 200 and stored["content"] == long_text  # stored whole, answered compactly
+    read = await ok(client, "get_entry", {"id": written["id"]})
+    assert COMPACT_KEYS <= set(read) and "metadata" not in read and "steps" not in read
+    assert read["truncated"] is True and len(read["content"]) <= 2000
+    assert read["content"].endswith("…[truncated]")
+    shorter = await ok(client, "get_entry", {"id": written["id"], "max_chars": 100})
+    assert len(shorter["content"]) <= 100 and shorter["truncated"] is True
+    status, via_rest = await rest.get(f"/entries/{written['id']}", max_chars=100)
+    assert status == 200 and via_rest["content"] == shorter["content"]
+    pointers = (await ok(client, "get_entry", {"id": gotcha["id"]}))["edges"]
+    assert pointers == [
+        {
+            "edge_id": pointers[0]["edge_id"],
+            "relation": "clarifies",
+            "direction": "out",
+            "id": recipe["id"],
+            "note": "Explains why that fixture avoids the DOM meta tag.",
+        }
+    ]
+    verified = await ok(client, "verify_entry", {"id": written["id"]})
+    assert set(verified) == COMPACT_KEYS | {"verified_at"}
+    link = await ok(
+        client,
+        "link_entries",
+        {"from": written["id"], "to": recipe["id"], "relation": "see_also", "note": "Long form."},
+    )
+    assert set(link) == {"id", "from", "to", "relation", "note", "warnings"}
+    retired = await ok(
+        client,
+        "retire_entry",
+        {"id": written["id"], "reason": "Duplicate of the short recipe.", "evidence": "x" * 3000},
+    )
+    assert set(retired) == COMPACT_KEYS | {"retired", "verified_at"}, retired
+    assert retired["status"] == "retired"
+    await fails(client, "get_entry", {"id": written["id"], "full": "yes"}, "invalid_input")
+
+
+async def check_error_vocabulary(client, rest: Rest) -> None:
+    """Issue 22: one code per failure class, over MCP as over REST."""
+    await fails(client, "resolve", {"q": "a\x00b"}, "invalid_string")
+    status, body = await rest.get("/resolve", q="a\x00b")
+    assert status == 400 and body["error"]["code"] == "invalid_string"
+    await fails(client, "unlink_entries", {"edge_id": "abc", "reason": "r"}, "invalid_id")
+    await fails(client, "release_claim", {"claim_id": "x"}, "invalid_id")
+    result = await fails(
+        client,
+        "query_knowledge_bank",
+        {"query": "login", "kinds": ["recipe", "banana"]},
+        "invalid_value",
+    )
+    assert "banana" in result.content[0].text and "recipe" in result.content[0].text
 
 
 async def run_read_only_session(client, recipe_query: str = "anything") -> None:

@@ -95,3 +95,54 @@ def test_http_without_a_valid_token_is_401_and_rest_still_served(uvicorn_server,
     assert missing.status_code == 401 and wrong.status_code == 401
     assert missing.json()["error"]["code"] == "not_authenticated"
     assert rest.status_code == 200 and rest.json() == {"results": []}
+
+
+def test_claims_belong_to_their_token_over_mcp(uvicorn_server, mcp_world):
+    """Issue 22: another token sending the same holder neither renews nor releases the claim;
+    a curate token may release it, and that is audited."""
+    from kb.models import Claim, Operation
+    from kb.services.tokens import create_token
+    from tests.mcp.scenario import fails, ok
+
+    _, other = create_token("mcp-other-writer", [mcp_world["bank"]], "read,write")
+    _, second = create_token("mcp-second-writer", [mcp_world["bank"]], "write")
+    claim = {"subject": "rotate the signing keys", "holder": "agent-A"}
+
+    async def session():
+        http, owner = connect(uvicorn_server, other)
+        async with http, owner:
+            made = await ok(owner, "claim_work", claim)
+        http, curator = connect(uvicorn_server, mcp_world["writer"])
+        async with http, curator:
+            http2, intruder = connect(uvicorn_server, mcp_world["reader"])
+            async with http2, intruder:
+                await fails(intruder, "release_claim", {"claim_id": made["id"]}, "forbidden")
+            released = await ok(
+                curator, "release_claim", {"claim_id": made["id"], "reason": "stale"}
+            )
+        return made, released
+
+    made, released = anyio.run(session)
+    assert released["released_at"]
+    audit = Operation.objects.get(kind="release", details__claim=made["id"])
+    assert (
+        audit.actor == "agent:mcp-agent"
+        and audit.details["on_behalf_of"] == "agent:mcp-other-writer"
+    )
+    assert Claim.objects.get(pk=made["id"]).token_id is not None
+
+    async def renew_as_another_token():
+        http, owner = connect(uvicorn_server, other)
+        async with http, owner:
+            again = await ok(owner, "claim_work", claim)
+        http, stranger = connect(uvicorn_server, second)
+        async with http, stranger:
+            refused = await fails(stranger, "claim_work", claim, "forbidden: claim_not_yours")
+            refused_release = await fails(
+                stranger, "release_claim", {"claim_id": again["id"]}, "forbidden: claim_not_yours"
+            )
+        return refused, refused_release
+
+    refused, refused_release = anyio.run(renew_as_another_token)
+    assert refused.structured_content["error"]["code"] == "claim_not_yours"
+    assert refused_release.structured_content["error"]["code"] == "claim_not_yours"

@@ -87,8 +87,11 @@ def test_bad_actions_are_refused_and_change_nothing(finding, bank, other_bank):
     with pytest.raises(NotFound):
         change_finding(other_bank, finding, action="acknowledge", actor="m")
     assert finding.events.count() == 1
-    with pytest.raises(NotFound):
+    with pytest.raises(InvalidInput) as malformed:
         get_finding(bank, finding.process, "abc")
+    assert malformed.value.code == "invalid_id"
+    with pytest.raises(NotFound):
+        get_finding(bank, finding.process, str(finding.pk + 1000))
     assert get_finding(bank, finding.process, str(finding.pk)) == finding
 
 

@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from kb.errors import InvalidInput, NotFound
+from kb.inputs import parse_int_id
 from kb.models import Bank, Entry
 from workflows.models import Finding, FindingEvent, FindingEventKind, FindingStatus
 
@@ -32,11 +33,8 @@ MANAGERS_GROUP = "managers"
 
 def get_finding(bank: Bank, process: Entry, finding_id: Any) -> Finding:
     """A finding of ``process`` in ``bank``; 404 ``finding_not_found`` otherwise."""
-    try:
-        pk = int(finding_id)
-    except (TypeError, ValueError):
-        pk = None
-    finding = Finding.objects.filter(bank=bank, process=process, pk=pk).first() if pk else None
+    pk = parse_int_id(finding_id, "finding_id")
+    finding = Finding.objects.filter(bank=bank, process=process, pk=pk).first()
     if finding is None:
         raise NotFound(f"No finding {finding_id!r} in this process.", code="finding_not_found")
     return finding
