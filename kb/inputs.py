@@ -38,6 +38,7 @@ INTEGER_IDS = {
     "claim_id": "claim",
     "proposal_id": "proposal",
     "finding_id": "finding",
+    "community_id": "community",
 }
 _MAX_ID = 2**63 - 1
 

@@ -18,6 +18,7 @@ from graph.analytics.overview import (
 from kb.api.auth import bank_for
 from kb.api.params import int_query
 from kb.api.views import ERRORS, BankAPIView
+from kb.inputs import parse_int_id
 from kb.models import Scope
 
 # Comma-separated names of at most 64 characters each.
@@ -183,9 +184,10 @@ class GraphCommunityView(BankAPIView):
         summary="Graph drill-down into one community",
         operation_id="banks_graph_community_retrieve",
     )
-    def get(self, request, bank: str, community_id: int):
+    def get(self, request, bank: str, community_id: str):
         bank_obj = bank_for(request, bank, Scope.READ)
-        return Response(community_view(bank_obj, community_id, parse_filters(request.query_params)))
+        number = parse_int_id(community_id, "community_id")
+        return Response(community_view(bank_obj, number, parse_filters(request.query_params)))
 
 
 class GraphAroundView(BankAPIView):

@@ -17,7 +17,7 @@ urlpatterns = [
         name="bank-graph-communities",
     ),
     path(
-        "banks/<slug:bank>/graph/communities/<int:community_id>",
+        "banks/<slug:bank>/graph/communities/<str:community_id>",
         GraphCommunityView.as_view(),
         name="bank-graph-community",
     ),

@@ -54,9 +54,10 @@ def normalised_text(text: str) -> str:
     return " ".join(_NOT_WORD.sub(" ", folded).split())
 
 
-def numbers_in(text: str) -> frozenset[str]:
-    """The numbers a text states (versions, limits, codes), as written."""
-    return frozenset(_NUMBER.findall(text or ""))
+def numbers_in(text: str) -> tuple[str, ...]:
+    """The numbers a text states (versions, limits, codes), as written and in order: "1-2" and
+    "2-1" say different things."""
+    return tuple(_NUMBER.findall(text or ""))
 
 
 def content_text(title: str, summary: str, content: str) -> str:

@@ -33,7 +33,8 @@ def write(bank, payload: dict, **kwargs) -> Entry:
 
 def test_text_rules_are_general():
     assert normalised_text("  Deploys  FREEZE, month-end!") == "deploys freeze month end"
-    assert numbers_in("retry 3 times, v2.5.1 at 06:30") == {"3", "2.5.1", "06:30"}
+    assert numbers_in("retry 3 times, v2.5.1 at 06:30") == ("3", "2.5.1", "06:30")
+    assert numbers_in("note 1-2") != numbers_in("note 2-1")
     # Equal normalised text is a duplicate whatever the cosine; different numbers never are.
     assert is_duplicate_pair("Retry 3 times.", "retry 3 times", 0.0, 0.92)
     assert not is_duplicate_pair("Retry 3 times.", "Retry 5 times.", 0.99, 0.92)
