@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 from graph.edges.links import current_edges_of
-from graph.edges.notes import note_as_seen
+from graph.edges.notes import note_as_seen, note_ends
 from graph.models import Alias, Edge
 from kb.api.render import iso
 from kb.models import Entry
 
 
 def edge_json(edge: Edge) -> dict:
+    """One edge as the API shows it: ``note`` is read from the ``from`` end, ``note_in`` from
+    the ``to`` end (they differ only for the system's two-ended notes, graph/edges/notes.py)."""
+    from_end, to_end = note_ends(edge.note)
     return {
         "id": edge.pk,
         "from": edge.from_entry.short_id,
         "to": edge.to_entry.short_id,
         "relation": edge.type.name,
         "label": edge.label or None,
-        "note": edge.note,
+        "note": from_end,
+        "note_in": to_end,
         "evidence": edge.evidence,
         "source": edge.source,
         "actor": edge.actor,

@@ -39,7 +39,10 @@ class EdgeSerializer(EdgeEndsMixin, serializers.Serializer):
     id = serializers.IntegerField()
     relation = serializers.CharField()
     label = serializers.CharField(allow_null=True)
-    note = serializers.CharField()
+    note = serializers.CharField(help_text="The note as read from the from end.")
+    note_in = serializers.CharField(
+        help_text="The note as read from the to end (differs only for system-written notes)."
+    )
     evidence = serializers.JSONField()
     source = serializers.CharField()
     actor = serializers.CharField()

@@ -112,6 +112,9 @@ def test_refills_must_clear_the_floor(bank, make_entry, linked, ranked):
 
 
 def test_budget_cuts_content_first_and_never_exceeds(bank, make_entry, linked, ranked):
+    # Entries longer than the answer's 20,000-character field cap: the bank allows 30,000.
+    bank.settings = {**(bank.settings or {}), "entry_limits": {"content": 30_000}}
+    bank.save(update_fields=["settings"])
     big = [make_entry(f"Long {i}", content="word " * 5000) for i in range(4)]
     n = make_entry("Neighbour", summary="One sentence.")
     linked(big[0], n, "see_also", note="Why it matters.")

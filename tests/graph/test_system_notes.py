@@ -51,6 +51,11 @@ def test_supersede_on_retire_reads_right_from_both_ends(client_rw, bank, make_en
     assert direction == "in"
     assert note == f"Replaced by {new.short_id}; read that one instead."
     assert SEPARATOR not in note
+    # The edge itself: each end's reading in its own field, never the stored separator.
+    (edge_id,) = Edge.objects.filter(from_entry=new, to_entry=old).values_list("pk", flat=True)
+    edge = client_rw.get(f"{API}/edges/{edge_id}").json()
+    assert edge["note"] == f"Replaces {old.short_id}, which is retired; read this one instead."
+    assert edge["note_in"] == f"Replaced by {new.short_id}; read that one instead."
 
 
 def test_the_fold_reads_each_pointer_from_its_result(client_rw, bank, make_entry, hashing_embedder):

@@ -184,6 +184,7 @@ def test_the_write_limit_counts_only_writes(bank, settings, hashing_embedder):
         "title": "A learning",
         "content": "Something that holds.",
         "lifetime": {"durable": True},
+        "allow_duplicate": True,  # the same body twice: this test counts writes, not duplicates
     }
     url = "/api/v1/banks/acme/entries"
     assert [client.post(url, body, format="json").status_code for _ in range(2)] == [201, 201]
