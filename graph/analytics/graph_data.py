@@ -200,9 +200,26 @@ def graph_data(bank: Bank, filters: GraphFilters) -> dict:
             }
         )
 
+    links = graph_links(rows.edges, short, filters)
+    return {
+        "nodes": out_nodes,
+        "links": links,
+        "truncated": truncated,
+        "layout": {
+            "status": status,
+            "computed_at": row.computed_at.isoformat() if row and row.computed_at else None,
+            "clusters": row.clusters if row else 0,
+        },
+    }
+
+
+def graph_links(edges, short: dict[int, str], filters: GraphFilters) -> list[dict]:
+    """The ``links`` of a graph picture: edges ``(pk, from pk, to pk, relation, has_note,
+    source)`` between drawn entries (``short`` maps their pks to ids), filtered by relation and
+    without bare backfill edges unless asked (one rule for the whole bank and drill-downs)."""
     relations = set(filters.relations) if filters.relations else None
     links = []
-    for edge_pk, a, b, relation, has_note, source in rows.edges:
+    for edge_pk, a, b, relation, has_note, source in edges:
         if a not in short or b not in short:
             continue
         if relations is not None and relation not in relations:
@@ -219,13 +236,4 @@ def graph_data(bank: Bank, filters: GraphFilters) -> dict:
                 "source": source,
             }
         )
-    return {
-        "nodes": out_nodes,
-        "links": links,
-        "truncated": truncated,
-        "layout": {
-            "status": status,
-            "computed_at": row.computed_at.isoformat() if row and row.computed_at else None,
-            "clusters": row.clusters if row else 0,
-        },
-    }
+    return links

@@ -24,7 +24,7 @@ from django.db.models import Count, F, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
-from graph.analytics.graph_data import BACKFILL_SOURCES, GraphFilters
+from graph.analytics.graph_data import GraphFilters, graph_links
 from graph.analytics.layout import arrange_groups, compute_layout
 from graph.analytics.layout_store import HIDDEN_STATUSES
 from graph.edges.links import current_q
@@ -191,24 +191,11 @@ def _subgraph(bank: Bank, pks: list[int], filters: GraphFilters, truncated: bool
                 "y2": p2[1],
             }
         )
-    relations = set(filters.relations) if filters.relations else None
-    links = []
-    for edge_pk, a, b, relation, note, source in edges:
-        has_note = bool(note and note.strip())
-        if relations is not None and relation not in relations:
-            continue
-        if not filters.include_backfill and source in BACKFILL_SOURCES and not has_note:
-            continue
-        links.append(
-            {
-                "id": edge_pk,
-                "from": short[a],
-                "to": short[b],
-                "relation": relation,
-                "has_note": has_note,
-                "source": source,
-            }
-        )
+    noted = (
+        (edge_pk, a, b, relation, bool(note and note.strip()), source)
+        for edge_pk, a, b, relation, note, source in edges
+    )
+    links = graph_links(noted, short, filters)
     return {
         "nodes": nodes,
         "links": links,
