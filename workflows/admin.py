@@ -7,19 +7,9 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from kb.admin_audit import ReadOnlyAdmin
 from kb.admin_filters import BankFilter
 from workflows.models import Finding, FindingEvent, GapReport, PendingRegeneration
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(GapReport)

@@ -19,7 +19,7 @@ from graph.models import (
     Edge,
     EdgeType,
 )
-from kb.admin import OperationAdmin
+from kb.admin_audit import OperationAdmin
 from kb.errors import KbError
 from kb.models import Entry, Operation
 
