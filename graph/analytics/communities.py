@@ -202,11 +202,7 @@ def community_json(community: Community, central: dict[int, Entry], score: float
         "size": community.size,
         "summary": community.summary,
         "terms": list(community.terms),
-        "central": [
-            {"id": central[pk].short_id, "title": central[pk].title}
-            for pk in community.central_entry_ids
-            if pk in central
-        ],
+        "central": central_refs(community, central),
         "computed_at": community.computed_at.isoformat(),
     }
     if score is not None:
@@ -214,7 +210,18 @@ def community_json(community: Community, central: dict[int, Entry], score: float
     return data
 
 
-def _central_entries(communities: list[Community]) -> dict[int, Entry]:
+def central_refs(community: Community, central: dict[int, Entry]) -> list[dict]:
+    """A community's most central entries as ``{"id", "title"}``, in centrality order
+    (``central`` from :func:`central_entries`)."""
+    return [
+        {"id": central[pk].short_id, "title": central[pk].title}
+        for pk in community.central_entry_ids
+        if pk in central
+    ]
+
+
+def central_entries(communities: list[Community]) -> dict[int, Entry]:
+    """The central entries of ``communities`` (one bank), by pk, in one statement."""
     ids = {pk for c in communities for pk in c.central_entry_ids}
     if not ids:
         return {}
@@ -229,7 +236,7 @@ def list_communities(bank: Bank, *, limit: int = 20, offset: int = 0) -> list[di
     rows = list(
         Community.objects.filter(bank=bank).order_by("-size", "id")[offset : offset + limit]
     )
-    central = _central_entries(rows)
+    central = central_entries(rows)
     return [community_json(c, central) for c in rows]
 
 
@@ -268,7 +275,7 @@ def search_communities(
         scored.append((cosine + LEXICAL_WEIGHT * lexical, c))
     scored.sort(key=lambda item: (-item[0], -item[1].size, item[1].pk))
     top = scored[:limit]
-    central = _central_entries([c for _, c in top])
+    central = central_entries([c for _, c in top])
     return [community_json(c, central, score) for score, c in top]
 
 
@@ -292,5 +299,5 @@ def community_of(bank: Bank, entry_ref: str) -> dict:
     return {
         "entry": {"id": entry.short_id, "title": entry.title},
         "centrality": round(membership.centrality, 6),
-        "community": community_json(community, _central_entries([community])),
+        "community": community_json(community, central_entries([community])),
     }

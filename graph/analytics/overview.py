@@ -89,7 +89,7 @@ def _community_pairs(bank: Bank, ids: list[int]) -> Counter:
 
 def communities_overview(bank: Bank) -> dict:
     """The community overview: one node per community (largest first), positioned."""
-    from graph.analytics.communities import _central_entries
+    from graph.analytics.communities import central_entries, central_refs
 
     total = drawable_count(bank)
     rows = list(Community.objects.filter(bank=bank).order_by("-size", "id")[: OVERVIEW_MAX + 1])
@@ -104,18 +104,14 @@ def communities_overview(bank: Bank) -> dict:
     indexed = {(index[a], index[b]): n for (a, b), n in pairs.items()}
     sizes = [c.size for c in shown]
     xyz, xy = arrange_groups(sizes, indexed, 3), arrange_groups(sizes, indexed, 2)
-    central = _central_entries(shown)
+    central = central_entries(shown)
     nodes = [
         {
             "id": c.pk,
             "label": c.label,
             "size": c.size,
             "terms": list(c.terms),
-            "central": [
-                {"id": central[pk].short_id, "title": central[pk].title}
-                for pk in c.central_entry_ids
-                if pk in central
-            ],
+            "central": central_refs(c, central),
             "x": float(xyz[i][0]),
             "y": float(xyz[i][1]),
             "z": float(xyz[i][2]),

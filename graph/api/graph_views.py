@@ -15,6 +15,7 @@ from graph.analytics.overview import (
     community_view,
     parse_ids,
 )
+from graph.api.analytics_views import CommunityEntrySerializer
 from kb.api.auth import bank_for
 from kb.api.params import int_query
 from kb.api.views import ERRORS, BankAPIView
@@ -99,17 +100,12 @@ ID_LIST = {
 }
 
 
-class GraphEntryRefSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    title = serializers.CharField()
-
-
 class GraphCommunitySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     label = serializers.CharField()
     size = serializers.IntegerField()
     terms = serializers.ListField(child=serializers.CharField())
-    central = GraphEntryRefSerializer(many=True)
+    central = CommunityEntrySerializer(many=True)
     x = serializers.FloatField()
     y = serializers.FloatField()
     z = serializers.FloatField()
