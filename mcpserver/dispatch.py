@@ -10,11 +10,13 @@ here, and its rendered JSON is read back.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import re
+import time
 from dataclasses import dataclass
 from io import BytesIO
-from types import SimpleNamespace
 from urllib.parse import quote, urlencode
 
 from django.core.handlers.wsgi import WSGIRequest
@@ -29,6 +31,7 @@ from kb.services.tokens import authenticate_token
 from mcpserver.compact import compact_answer
 from mcpserver.tools import ToolSpec
 
+REQUEST_LOG = logging.getLogger("config.serving.request")
 API_PREFIX = "/api/v1/"
 SLUG = re.compile(r"[-a-zA-Z0-9_]+")
 
@@ -169,29 +172,94 @@ ACTIONS = {"query": (_run_query, Scope.READ)}
 
 
 def call_action(spec: ToolSpec, bank_slug: str, arguments: dict, raw_token: str) -> ToolAnswer:
-    """Authenticate, count the request, resolve the bank and scope as the REST view does, then
-    run the action; any error becomes the REST envelope (the same handler renders it)."""
-    from kb.api.auth import AgentPrincipal, bank_for
+    """Authenticate, count the request, then run the tool's action as the token's
+    :class:`~kb.actions.base.Caller` (the bank, scope and input checks are the action's, as over
+    REST); any error becomes the REST envelope (the same handler renders it)."""
+    from kb.actions.base import Action, Caller
     from kb.api.errors import exception_handler
     from kb.services.ratelimit import count_request
 
-    run, scope = ACTIONS[spec.action]
     token = authenticate_token(raw_token) if raw_token else None
     if token is None:
         return _error(401, "not_authenticated", "Unknown or revoked token.")
     args = {k: v for k, v in arguments.items() if k != "bank"}
+    caller = Caller.for_token(token, via="mcp")
+    with request_context(caller, spec.name, bank_slug) as info:
+        try:
+            decision = count_request(token.pk, "all")
+            if not decision.allowed:
+                raise Throttled(wait=decision.retry_after)
+            if isinstance(spec.action, type) and issubclass(spec.action, Action):
+                answer = run_action(spec.action, caller, bank_slug, args)
+            else:
+                run, scope = ACTIONS[spec.action]
+                bank = caller.bank(bank_slug, scope)
+                answer = ToolAnswer(200, run(bank, args, caller.actor))
+        except Exception as exc:  # noqa: BLE001 — rendered exactly as REST renders it
+            response = exception_handler(exc, None)
+            if response is None:
+                raise
+            answer = ToolAnswer(response.status_code, response.data)
+        info.status = answer.status
+        return answer
+
+
+def run_action(action_class, caller, bank_slug: str, args: dict) -> ToolAnswer:
+    """Split a tool's flat arguments as the action declares them (path ids, query fields,
+    body fields) and run it."""
+    ids = {}
+    for name in action_class.path_ids:
+        value = args.pop(name, None)
+        if _path_value(value) is None:
+            return _error(400, "invalid_input", f"{name} is required.", {name: "Required."})
+        ids[name] = str(value).strip()
+    query_names = set(action_class.Query().fields) if action_class.Query is not None else set()
+    query = {k: v for k, v in args.items() if k in query_names}
+    body = {k: v for k, v in args.items() if k not in query_names}
+    if action_class.Input is None and body:
+        from kb.api.params import reject_unknown
+
+        reject_unknown(body, query_names)
+    action = action_class.prepare(caller, bank_slug, ids=ids, query=query, body=body)
+    answer = action.run()
+    return ToolAnswer(answer.status, answer.data)
+
+
+@contextlib.contextmanager
+def request_context(caller, tool: str, bank_slug: str):
+    """The request context an HTTP request gets from the middleware, for one tool call: the
+    caller's request id and actor on every log line and operation, and one request log line
+    (method ``MCP``, path ``tool:<name>``) with status and duration."""
+    from config.serving import context
+
+    info = context.RequestInfo(
+        caller.request_id, method="MCP", path=f"tool:{tool}", route=f"mcp:{tool}"
+    )
+    info.bank, info.actor = bank_slug, caller.actor
+    info.status = 200
+    begun = context.begin(info)
+    started = time.perf_counter()
     try:
-        decision = count_request(token.pk, "all")
-        if not decision.allowed:
-            raise Throttled(wait=decision.retry_after)
-        principal = AgentPrincipal(token)
-        bank = bank_for(SimpleNamespace(user=principal), bank_slug, scope)
-        return ToolAnswer(200, run(bank, args, principal.actor))
-    except Exception as exc:  # noqa: BLE001 — rendered exactly as REST renders it
-        response = exception_handler(exc, None)
-        if response is None:
-            raise
-        return ToolAnswer(response.status_code, response.data)
+        yield info
+    finally:
+        elapsed = time.perf_counter() - started
+        REQUEST_LOG.log(
+            logging.WARNING if info.status >= 500 else logging.INFO,
+            "MCP %s %s",
+            tool,
+            info.status,
+            extra={
+                "method": "MCP",
+                "path": f"tool:{tool}",
+                "route": f"mcp:{tool}",
+                "status": info.status,
+                "duration_ms": round(elapsed * 1000, 1),
+                "operations": list(info.operation_ids),
+            },
+        )
+        context.end(begun)
+
+
 def _full_argument(spec: ToolSpec, arguments: dict) -> tuple[bool, ToolAnswer | None]:
     """Pop ``full`` (tools with a compact answer only): True asks for the whole REST answer."""
     if spec.compact is None:
@@ -221,7 +289,10 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
         if problem is not None:
             return problem
         if spec.action is not None:
-            return call_action(spec, bank, arguments, raw_token)
+            answer = call_action(spec, bank, arguments, raw_token)
+            if spec.compact is not None and not answer.is_error and not full:
+                answer.data = compact_answer(spec.compact, answer.data)
+            return answer
         request, problem = build_request(spec, bank, arguments, raw_token)
         if problem is not None:
             return problem

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kb.actions.entries import VerifyEntry
 from mcpserver.compact import COMPACT_READ_CHARS, FULL
 
 BANK = {
@@ -51,7 +52,9 @@ class ToolSpec:
     read_only: bool = False
     alt_path: str | None = None  # used when the path id is absent (workflow_gaps lists)
     path_ids: tuple[str, ...] = field(default=())
-    action: str | None = None  # called directly (``dispatch.ACTIONS``), not through the view
+    # The tool's action (a kb.actions.base.Action class: its declaration is the schema), or
+    # a name in ``dispatch.ACTIONS``; None: the REST view through a built request.
+    action: type | str | None = None
     # "entry_read", "entry_written" or "edge": the tool answers compactly unless `full: true`
     # (mcpserver.compact); None: the REST answer as it is.
     compact: str | None = None
@@ -87,6 +90,42 @@ def serializer_schema(serializer) -> dict:
             prop["description"] = str(f.help_text)
         properties[name] = prop
     return properties
+
+
+PATH_ID_SCHEMAS = {"id": ENTRY_ID}
+
+
+def action_schema(action_class) -> tuple[dict, tuple[str, ...]]:
+    """The properties and required names of an action's tool: its path ids, then its query
+    and body fields, from the action's one declaration."""
+    properties = {
+        name: PATH_ID_SCHEMAS.get(name, {"type": "string"}) for name in action_class.path_ids
+    }
+    required = list(action_class.path_ids)
+    for declared in (action_class.Query, action_class.Input):
+        if declared is None:
+            continue
+        serializer = declared()
+        properties.update(serializer_schema(serializer))
+        required += [n for n, f in serializer.fields.items() if f.required]
+    return properties, tuple(required)
+
+
+def action_tool(action_class, *, name: str, description: str, **kw) -> ToolSpec:
+    """A tool that runs ``action_class``; its schema is generated from the action."""
+    properties, required = action_schema(action_class)
+    if kw.get("compact"):
+        properties["full"] = FULL
+    return ToolSpec(
+        name=name,
+        method="",
+        path="",
+        description=description,
+        properties=properties,
+        required=required,
+        action=action_class,
+        **kw,
+    )
 
 
 def _query_properties(kind: dict) -> dict:
@@ -334,19 +373,15 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             },
             required=("id", "reason", "evidence"),
         ),
-        ToolSpec(
+        action_tool(
+            VerifyEntry,
             name="verify_entry",
-            method="POST",
-            path="banks/{bank}/entries/{id}/verify",
-            path_ids=("id",),
             description=(
                 "Confirm that an entry still holds, after you checked it against reality in "
                 "this session (you ran the recipe, saw the behaviour). Moves verified_at only. "
                 "Not for entries you merely read, and not for edits." + COMPACT_WRITE
             ),
             compact="entry_written",
-            properties={"id": ENTRY_ID, "note": {"type": "string"}, "full": FULL},
-            required=("id",),
         ),
         ToolSpec(
             name="recall_anchors",

@@ -23,6 +23,7 @@ class RequestInfo:
     route: str = ""
     bank: str = ""
     actor: str = ""
+    status: int = 0
     operation_ids: list[int] = field(default_factory=list)
     # Set by the replica middleware: this request only reads, a replica may serve it.
     replica_reads: bool = False

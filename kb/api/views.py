@@ -9,7 +9,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kb import extensions
+from kb.actions.entries import VerifyEntry
 from kb.api import schemas
+from kb.api.actions import respond
 from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
 from kb.api.errors import ApiError
 from kb.api.params import int_param, int_query, reject_undocumented, reject_unknown
@@ -27,7 +29,6 @@ from kb.services.entries import (
     create_entry,
     find_entry,
     update_entry,
-    verify_entry,
 )
 from kb.services.feedback import entry_feedback
 from kb.services.guard import check_learning
@@ -213,16 +214,12 @@ class EntryDetailView(BankAPIView):
 
 class EntryVerifyView(BankAPIView):
     @extend_schema(
-        request=None,
+        request=VerifyEntry.Input,
         responses={200: schemas.EntrySerializer, **ERRORS},
-        summary="Confirm an entry still holds (moves verified_at)",
+        summary=VerifyEntry.summary,
     )
     def post(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.WRITE)
-        entry = find_entry(bank_obj, entry_id)
-        note = request.data.get("note", "") if isinstance(request.data, dict) else ""
-        verify_entry(bank_obj, entry, actor=actor_for(request), note=str(note))
-        return Response(_detail_response(bank_obj, entry.short_id))
+        return respond(VerifyEntry, request, bank, entry_id=entry_id)
 
 
 class NDJSONParser(parsers.BaseParser):

@@ -332,9 +332,7 @@ def embed_in_batches(
     return written
 
 
-def run_embedding_job(
-    entry_ids: Sequence[int], job_id: int | None = None, on_progress=None
-) -> int:
+def run_embedding_job(entry_ids: Sequence[int], job_id: int | None = None, on_progress=None) -> int:
     """The embedding job: vectors for ``entry_ids`` in batches, phase and progress on job
     ``job_id`` (and ``on_progress(done, total)`` after each batch, for a command's bar)."""
     from kb.models import Job, JobStatus
