@@ -31,7 +31,7 @@ DEBUG = env["DJANGO_DEBUG"]
 ALLOWED_HOSTS = env["DJANGO_ALLOWED_HOSTS"]
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_site.KnowledgeBankAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -5,6 +5,10 @@ open a :func:`kb.audit.operation`, the "Mark verified" action calls
 :func:`kb.services.entries.verify_entry`, tokens are created only by
 :func:`kb.services.tokens.create_token` (the raw secret is shown once and never stored).
 The actor is the staff user (``kb.audit.AuditContextMiddleware``).
+
+``BankAdmin`` and ``EntryAdmin`` are declared here and registered by the graph app's
+subclasses (``graph.admin.banks``, ``graph.admin.entries``), which own the bank and entry use
+cases that need the graph; tokens, claims, jobs and kinds are registered here.
 """
 
 from __future__ import annotations
@@ -13,34 +17,24 @@ from datetime import timedelta
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.widgets import AutocompleteSelectMultiple
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.forms import SimpleArrayField
-from django.core.exceptions import ValidationError
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
-from kb import audit
-from kb.admin_filters import BankFilter, KindFilter, TokenBankFilter
+from kb.admin_filters import BankFilter, KindFilter
 from kb.errors import KbError
 from kb.models import (
-    AgentToken,
     Bank,
     Entry,
     EntryKind,
-    Scope,
 )
 from kb.services import banks as bank_service
 from kb.services import entries as entry_service
-from kb.services import tokens as token_service
 from kb.services.duplicates import refuse_duplicate
-
-admin.site.site_header = "Knowledge Bank"
-admin.site.site_title = "Knowledge Bank admin"
-admin.site.index_title = "Knowledge Bank administration"
 
 
 class LinesArrayField(SimpleArrayField):
@@ -95,7 +89,6 @@ class ArchivedFilter(admin.SimpleListFilter):
         return queryset.filter(archived_at__isnull=True)
 
 
-@admin.register(Bank)
 class BankAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "kind", "entry_count", "archived_at", "created_at")
     list_filter = (ArchivedFilter, "kind")
@@ -293,7 +286,6 @@ class EntryAdminForm(forms.ModelForm):
         }
 
 
-@admin.register(Entry)
 class EntryAdmin(SimpleHistoryAdmin):
     form = EntryAdminForm
     formfield_overrides = ONE_PER_LINE
@@ -438,134 +430,6 @@ class EntryAdmin(SimpleHistoryAdmin):
             request,
             f"Marked {count} entr{'y' if count == 1 else 'ies'} verified.",
             messages.SUCCESS,
-        )
-
-
-# --- Agent tokens -----------------------------------------------------------------------------
-
-
-class AgentTokenAddForm(forms.ModelForm):
-    """Name, banks and scopes; the secret, prefix and hash come from ``create_token``."""
-
-    scopes = forms.MultipleChoiceField(
-        choices=Scope.choices,
-        widget=forms.CheckboxSelectMultiple,
-        help_text="read: query; write: add and edit entries; curate: retire, merge, revert.",
-    )
-    banks = forms.ModelMultipleChoiceField(
-        queryset=Bank.objects.filter(archived_at__isnull=True),
-        # A search-as-you-type picker: a site may hold hundreds of banks.
-        widget=AutocompleteSelectMultiple(AgentToken._meta.get_field("banks"), admin.site),
-    )
-
-    class Meta:
-        model = AgentToken
-        fields = ("name", "banks", "scopes")
-
-    def clean_name(self):
-        name = self.cleaned_data["name"].strip()
-        if not name:
-            raise ValidationError("A token needs a name.")
-        return name
-
-
-@admin.register(AgentToken)
-class AgentTokenAdmin(admin.ModelAdmin):
-    list_display = (
-        "name",
-        "prefix",
-        "scopes_display",
-        "banks_display",
-        "created_at",
-        "last_used_at",
-        "revoked_at",
-    )
-    list_filter = ("revoked_at", TokenBankFilter)
-    search_fields = ("name", "prefix")
-    actions = ("revoke",)
-    change_fields = (
-        "name",
-        "prefix",
-        "scopes",
-        "banks",
-        "created_at",
-        "created_by",
-        "last_used_at",
-        "revoked_at",
-    )
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).prefetch_related("banks")
-
-    @admin.display(description="scopes")
-    def scopes_display(self, obj: AgentToken) -> str:
-        return ", ".join(obj.scopes)
-
-    @admin.display(description="banks")
-    def banks_display(self, obj: AgentToken) -> str:
-        return ", ".join(b.slug for b in obj.banks.all())
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        if obj is None:
-            kwargs["form"] = AgentTokenAddForm
-        return super().get_form(request, obj, change=change, **kwargs)
-
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return ("name", "banks", "scopes")
-        return self.change_fields
-
-    def get_readonly_fields(self, request, obj=None):
-        if obj is None:
-            return ()
-        # token_hash is never shown; everything is fixed at creation. revoked_at changes only
-        # through the Revoke action (the token service, with an audit row): a revoked token
-        # cannot be revived by editing it.
-        return self.change_fields
-
-    def save_model(self, request, obj, form, change):
-        if change:
-            super().save_model(request, obj, form, change)
-            return
-        token, raw = token_service.create_token(
-            form.cleaned_data["name"],
-            form.cleaned_data["banks"],
-            form.cleaned_data["scopes"],
-            created_by=audit.current().actor,
-        )
-        # The admin keeps working with ``obj``: make it the row create_token wrote.
-        for field in AgentToken._meta.concrete_fields:
-            setattr(obj, field.attname, getattr(token, field.attname))
-        obj._state.adding = False
-        obj._state.db = token._state.db
-        request._kb_raw_token = raw  # shown once by response_add, never stored
-
-    def save_related(self, request, form, formsets, change):
-        if change:
-            super().save_related(request, form, formsets, change)
-        # On add, create_token already bound the banks.
-
-    def response_add(self, request, obj, post_url_continue=None):
-        raw = getattr(request, "_kb_raw_token", None)
-        if raw:
-            messages.success(
-                request,
-                format_html(
-                    'Token “{}” created. Copy it now; it is not shown again: <code id="kb-secret"'
-                    ' class="kb-secret">{}</code> <button type="button" data-copy="kb-secret">'
-                    "Copy</button>",
-                    obj.name,
-                    raw,
-                ),
-            )
-            del request._kb_raw_token
-        return super().response_add(request, obj, post_url_continue)
-
-    @admin.action(description="Revoke", permissions=["change"])
-    def revoke(self, request, queryset):
-        count = len(token_service.revoke_tokens(queryset, actor=audit.current().actor).revoked)
-        self.message_user(
-            request, f"Revoked {count} token{'' if count == 1 else 's'}.", messages.SUCCESS
         )
 
 

@@ -32,7 +32,6 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 HISTORY_TYPES = {"+": "created", "~": "changed", "-": "deleted"}
 
 
-@admin.register(Operation)
 class OperationAdmin(ReadOnlyAdmin):
     list_display = ("id", "kind", "bank", "actor", "reason", "created_at")
     list_filter = ("kind", BankFilter)

@@ -1,27 +1,24 @@
-"""Token lifecycle in the admin: expiry on the add and change forms, a state column and
-filter (active, expired, revoked), and *Revoke* through the token service.
-
-Imported at the bottom of ``kb/admin.py``; it extends whatever admin that module registered for
-``AgentToken`` (so the two modules can change independently).
-"""
+"""Agent tokens in the admin: created only by :func:`kb.services.tokens.create_token` (the
+raw secret is shown once, with a Copy button, and never stored), expiry on the add and change
+forms, a state column and filter (active, expired, revoked), and *Revoke* — after a
+confirmation page naming the tokens — only through the token service, with an audit row: a
+revoked token cannot be revived by editing it (``revoked_at`` is read-only)."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.widgets import AutocompleteSelectMultiple
 from django.core.exceptions import ValidationError
 from django.db.models import Q
 from django.template.response import TemplateResponse
 from django.utils import timezone
+from django.utils.html import format_html
 
 from kb import audit
-from kb.models import AgentToken
+from kb.admin_filters import TokenBankFilter
+from kb.models import AgentToken, Bank, Scope
 from kb.services import tokens as token_service
-
-_Base = (
-    type(admin.site._registry[AgentToken])
-    if admin.site.is_registered(AgentToken)
-    else admin.ModelAdmin
-)
 
 
 class TokenStateFilter(admin.SimpleListFilter):
@@ -44,32 +41,80 @@ class TokenStateFilter(admin.SimpleListFilter):
         return queryset
 
 
-def _plus(names, *extra):
-    return tuple(names) + tuple(n for n in extra if n not in names)
+class AgentTokenAddForm(forms.ModelForm):
+    """Name, banks and scopes; the secret, prefix and hash come from ``create_token``."""
+
+    scopes = forms.MultipleChoiceField(
+        choices=Scope.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="read: query; write: add and edit entries; curate: retire, merge, revert.",
+    )
+    banks = forms.ModelMultipleChoiceField(
+        queryset=Bank.objects.filter(archived_at__isnull=True),
+        # A search-as-you-type picker: a site may hold hundreds of banks.
+        widget=AutocompleteSelectMultiple(AgentToken._meta.get_field("banks"), admin.site),
+    )
+
+    class Meta:
+        model = AgentToken
+        fields = ("name", "banks", "scopes")
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        if not name:
+            raise ValidationError("A token needs a name.")
+        return name
 
 
-class AgentTokenLifecycleAdmin(_Base):
+@admin.register(AgentToken)
+class AgentTokenAdmin(admin.ModelAdmin):
     class Media:
         js = ("kb/copy.js",)  # the new secret's Copy button
 
-    list_display = _plus(getattr(_Base, "list_display", ("name",)), "expires_at", "state")
-    list_filter = (
-        TokenStateFilter,
-        *[f for f in getattr(_Base, "list_filter", ()) if f != "revoked_at"],
+    list_display = (
+        "name",
+        "prefix",
+        "scopes_display",
+        "banks_display",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+        "expires_at",
+        "state",
     )
+    list_filter = (TokenStateFilter, TokenBankFilter)
+    search_fields = ("name", "prefix")
     actions = ("revoke",)
+    change_fields = (
+        "name",
+        "prefix",
+        "scopes",
+        "banks",
+        "created_at",
+        "created_by",
+        "last_used_at",
+        "revoked_at",
+        "expires_at",
+    )
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("banks")
 
     @admin.display(description="state")
     def state(self, obj: AgentToken) -> str:
         return token_service.token_state(obj)
 
-    def get_fields(self, request, obj=None):
-        return _plus(super().get_fields(request, obj), "expires_at")
+    @admin.display(description="scopes")
+    def scopes_display(self, obj: AgentToken) -> str:
+        return ", ".join(obj.scopes)
 
-    def get_readonly_fields(self, request, obj=None):
-        return tuple(f for f in super().get_readonly_fields(request, obj) if f != "expires_at")
+    @admin.display(description="banks")
+    def banks_display(self, obj: AgentToken) -> str:
+        return ", ".join(b.slug for b in obj.banks.all())
 
     def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = AgentTokenAddForm
         base = super().get_form(request, obj, change=change, **kwargs)
 
         class TokenForm(base):
@@ -85,11 +130,59 @@ class AgentTokenLifecycleAdmin(_Base):
 
         return TokenForm
 
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ("name", "banks", "scopes", "expires_at")
+        return self.change_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        # token_hash is never shown; everything is fixed at creation. revoked_at changes only
+        # through the Revoke action (the token service, with an audit row): a revoked token
+        # cannot be revived by editing it. The expiry stays editable.
+        return tuple(f for f in self.change_fields if f != "expires_at")
+
     def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        token, raw = token_service.create_token(
+            form.cleaned_data["name"],
+            form.cleaned_data["banks"],
+            form.cleaned_data["scopes"],
+            created_by=audit.current().actor,
+        )
+        # The admin keeps working with ``obj``: make it the row create_token wrote.
+        for field in AgentToken._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(token, field.attname))
+        obj._state.adding = False
+        obj._state.db = token._state.db
+        request._kb_raw_token = raw  # shown once by response_add, never stored
         expires_at = form.cleaned_data.get("expires_at")
-        if not change and expires_at is not None:
+        if expires_at is not None:
             token_service.set_token_expiry(obj, expires_at)
+
+    def save_related(self, request, form, formsets, change):
+        if change:
+            super().save_related(request, form, formsets, change)
+        # On add, create_token already bound the banks.
+
+    def response_add(self, request, obj, post_url_continue=None):
+        raw = getattr(request, "_kb_raw_token", None)
+        if raw:
+            messages.success(
+                request,
+                format_html(
+                    'Token “{}” created. Copy it now; it is not shown again: <code id="kb-secret"'
+                    ' class="kb-secret">{}</code> <button type="button" data-copy="kb-secret">'
+                    "Copy</button>",
+                    obj.name,
+                    raw,
+                ),
+            )
+            del request._kb_raw_token
+        return super().response_add(request, obj, post_url_continue)
 
     @admin.action(description="Revoke (stops working at once)", permissions=["change"])
     def revoke(self, request, queryset):
@@ -113,8 +206,3 @@ class AgentTokenLifecycleAdmin(_Base):
             + (f"; {len(result.already)} were already revoked." if result.already else "."),
             messages.SUCCESS,
         )
-
-
-if admin.site.is_registered(AgentToken):
-    admin.site.unregister(AgentToken)
-admin.site.register(AgentToken, AgentTokenLifecycleAdmin)

@@ -106,6 +106,7 @@ def bank_overview(banks: list[Bank]) -> list[BankOverview]:
     ]
 
 
+@admin.register(Bank)
 class GraphBankAdmin(BankAdmin):
     """kb's Bank admin plus links to each bank's pages and the "Propose merges" action."""
 
@@ -157,8 +158,3 @@ class GraphBankAdmin(BankAdmin):
             ),
             messages.SUCCESS,
         )
-
-
-admin.site.index_template = "admin/kb_index.html"  # each bank, its counts and pages
-admin.site.unregister(Bank)
-admin.site.register(Bank, GraphBankAdmin)

@@ -34,6 +34,7 @@ from graph.admin.common import (
     taken_message,
 )
 from graph.admin.entry_actions import EntryCurationActions
+from graph.admin.entry_extraction import extract_edges_from_selected
 from graph.curation.timeline import entry_timeline
 from graph.edges import links as edge_service
 from graph.edges.notes import note_as_seen
@@ -284,6 +285,7 @@ class AliasInline(ServiceInline):
         return f"{obj.created_at:%Y-%m-%d %H:%M} by {obj.actor or '?'}" if obj and obj.pk else ""
 
 
+@admin.register(Entry)
 class GraphEntryAdmin(EntryCurationActions, NoHistoryRevertMixin, EntryAdmin):
     """kb's Entry admin plus current edges and aliases inline, and the merge action."""
 
@@ -295,6 +297,7 @@ class GraphEntryAdmin(EntryCurationActions, NoHistoryRevertMixin, EntryAdmin):
         "merge_selected",
         "split_selected",
         "delete_bridging",
+        extract_edges_from_selected,
     )
 
     def get_inline_instances(self, request, obj=None):
@@ -386,12 +389,3 @@ class EntryAutocomplete(AutocompleteJsonView):
         if isinstance(obj, Entry):
             result["text"] = f"{obj.title} · {obj.kind.name} · {obj.bank.slug} · {obj.short_id}"
         return result
-
-
-def entry_autocomplete_view(request):
-    return EntryAutocomplete.as_view(admin_site=admin.site)(request)
-
-
-admin.site.autocomplete_view = entry_autocomplete_view  # read by AdminSite.get_urls
-admin.site.unregister(Entry)
-admin.site.register(Entry, GraphEntryAdmin)

@@ -4,13 +4,11 @@ and an action on selected entries that queues an extraction job. Every write cal
 
 from __future__ import annotations
 
-from collections import defaultdict
 from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -19,9 +17,7 @@ from django.utils.html import format_html
 
 from graph.admin.entries import BankScopedAutocomplete
 from graph.curation import edge_proposals as queue
-from graph.ingest.extract.jobs import queue_extraction
 from graph.models import EdgeProposal, EdgeProposalStatus
-from kb import audit
 from kb.admin_filters import BankFilter
 from kb.banks_directory import switcher_suggestions
 from kb.errors import KbError
@@ -403,28 +399,3 @@ class EdgeProposalAdmin(admin.ModelAdmin):
                 )
         if count:
             self.message_user(request, f"Rejected {count} proposal(s).", messages.SUCCESS)
-
-
-@admin.action(description="Extract edge proposals from selected (local extractor)")
-def extract_edges_from_selected(modeladmin, request, queryset):
-    """Queue one extraction job per bank over the selected entries."""
-    by_bank = defaultdict(list)
-    for entry in queryset.select_related("bank"):
-        by_bank[entry.bank].append(entry.short_id)
-    actor = audit.current().actor
-    for bank, ids in by_bank.items():
-        with transaction.atomic():
-            job = queue_extraction(bank, ids, "local", actor)
-        job.refresh_from_db()
-        modeladmin.message_user(
-            request,
-            f"Extraction job {job.public_id} on {bank.slug}: {len(ids)} entries, {job.status}. "
-            "Review the results under Edge proposals.",
-            messages.SUCCESS,
-        )
-
-
-# The entry admin is registered elsewhere (and moving): add the action to whatever class holds it.
-_entry_admin = admin.site._registry.get(Entry)
-if _entry_admin is not None and extract_edges_from_selected not in (_entry_admin.actions or ()):
-    type(_entry_admin).actions = (*type(_entry_admin).actions, extract_edges_from_selected)

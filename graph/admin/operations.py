@@ -76,6 +76,7 @@ def _affected(history_model, path: str) -> Subquery:
     return Subquery(rows, output_field=ArrayField(CharField()))
 
 
+@admin.register(Operation)
 class GraphOperationAdmin(OperationAdmin):
     """kb's read-only Operation admin plus the revert flow and the entries each touched."""
 
@@ -176,7 +177,3 @@ class GraphOperationAdmin(OperationAdmin):
             "reason": request.POST.get("reason", ""),
         }
         return TemplateResponse(request, "admin/graph/operation/revert_confirmation.html", context)
-
-
-admin.site.unregister(Operation)
-admin.site.register(Operation, GraphOperationAdmin)
