@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('graph', '0011_edge_note_tsvector'),
+        ("graph", "0011_edge_note_tsvector"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='edgeproposal',
-            name='confidence_basis',
-            field=models.JSONField(blank=True, default=dict, help_text="Why the confidence: {'features': {name: value}, 'terms': [[name, logit]]}."),
+            model_name="edgeproposal",
+            name="confidence_basis",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="Why the confidence: {'features': {name: value}, 'terms': [[name, logit]]}.",
+            ),
         ),
     ]
