@@ -17,6 +17,7 @@ from django.utils.html import format_html
 
 from graph.admin.entries import BankScopedAutocomplete
 from graph.curation import edge_proposals as queue
+from graph.ingest.extract import confidence as scoring
 from graph.models import EdgeProposal, EdgeProposalStatus
 from kb.admin_filters import BankFilter
 from kb.banks_directory import switcher_suggestions
@@ -25,15 +26,17 @@ from kb.models import Bank, Entry, EntryStatus
 
 
 class ConfidenceBandFilter(admin.SimpleListFilter):
+    """The bands of ``graph.ingest.extract.confidence`` (the bench reports each one's
+    precision on the tuning and blind sets)."""
+
     title = "confidence"
     parameter_name = "band"
-    BANDS = {"high": (0.85, 1.0), "medium": (0.6, 0.85), "low": (0.0, 0.6)}
+    BANDS = {name: (lo, hi) for name, lo, hi in scoring.BANDS}
 
     def lookups(self, request, model_admin):
         return [
-            ("high", "high (≥ 0.85)"),
-            ("medium", "medium (0.60–0.85)"),
-            ("low", "low (< 0.60)"),
+            (name, f"{name} (≥ {lo:.2f})" if hi == 1.0 else f"{name} ({lo:.2f}–{hi:.2f})")
+            for name, lo, hi in scoring.BANDS
         ]
 
     def queryset(self, request, qs):
@@ -68,7 +71,7 @@ class BandForm(forms.Form):
         widget=forms.TextInput(attrs={"list": "kb-band-banks", "placeholder": "bank slug"}),
         to_field_name="slug",
     )
-    min_confidence = forms.FloatField(min_value=0, max_value=1, initial=0.85)
+    min_confidence = forms.FloatField(min_value=0, max_value=1, initial=scoring.HIGH)
     max_confidence = forms.FloatField(min_value=0, max_value=1, initial=1.0)
     reason = forms.CharField(
         max_length=500,
@@ -132,6 +135,14 @@ def _candidates(proposal: EdgeProposal) -> list[dict]:
     ]
 
 
+def confidence_terms(proposal: EdgeProposal) -> list[dict]:
+    """Each feature's contribution to the proposal's confidence, in words (largest first)."""
+    return [
+        {"words": scoring.WORDS.get(name, name), "value": value}
+        for name, value in (proposal.confidence_basis or {}).get("terms", [])
+    ]
+
+
 def _next_in_queue(proposal: EdgeProposal) -> str:
     """The next open proposal of the same bank (the queue is worked in order), or the list."""
     following = (
@@ -157,6 +168,7 @@ class EdgeProposalAdmin(admin.ModelAdmin):
         "statement",
         "span_short",
         "confidence",
+        "why",
         "extractor",
         "status",
         "source_entry",
@@ -190,6 +202,10 @@ class EdgeProposalAdmin(admin.ModelAdmin):
             obj.type.name,
             end(obj.to_entry, obj.to_text),
         )
+
+    @admin.display(description="why (largest contributions)")
+    def why(self, obj: EdgeProposal) -> str:
+        return scoring.explain(obj.confidence_basis, limit=2) or "—"
 
     @admin.display(description="span")
     def span_short(self, obj: EdgeProposal) -> str:
@@ -234,6 +250,8 @@ class EdgeProposalAdmin(admin.ModelAdmin):
             "form": form,
             "media": self.media + form.media,
             "candidates": _candidates(proposal),
+            "band": scoring.band_of(proposal.confidence),
+            "confidence_terms": confidence_terms(proposal),
             "can_decide": self.has_decide_permission(request)
             and proposal.status == EdgeProposalStatus.OPEN,
             "decide_url": reverse("admin:graph_edgeproposal_decide", args=[proposal.pk]),
@@ -316,14 +334,14 @@ class EdgeProposalAdmin(admin.ModelAdmin):
                     return HttpResponseRedirect(reverse("admin:graph_edgeproposal_changelist"))
             else:
                 chosen = queue.band_proposals(band["bank"], lo, hi, band["ids"])
-                preview = {
-                    "count": chosen.count(),
-                    "rows": list(
-                        chosen.select_related("type", "from_entry", "to_entry").order_by(
-                            "-confidence", "pk"
-                        )[:PREVIEW_ROWS]
-                    ),
-                }
+                rows = list(
+                    chosen.select_related("type", "from_entry", "to_entry").order_by(
+                        "-confidence", "pk"
+                    )[:PREVIEW_ROWS]
+                )
+                for row in rows:
+                    row.why = scoring.explain(row.confidence_basis, limit=2)
+                preview = {"count": chosen.count(), "rows": rows}
         context = {
             **self.admin_site.each_context(request),
             "title": "Bulk accept edge proposals",

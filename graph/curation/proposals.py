@@ -206,6 +206,95 @@ def score_pair(cosine: float, name: float, jaccard: float | None) -> float:
     return W_COSINE * cosine + W_NAME * name + W_NEIGHBOURS * jaccard
 
 
+def _live_entries(bank: Bank) -> tuple[dict, dict, list[int]]:
+    """Normalised titles and creation times of the bank's live entries, and the live entries
+    with a content vector (one consistent set)."""
+    live = list(
+        Entry.objects.filter(bank=bank)
+        .exclude(status__in=[EntryStatus.MERGED, EntryStatus.DELETED])
+        .values_list("pk", "title", "created_at")
+    )
+    names = {pk: normalize(title) for pk, title, _ in live}
+    created = {pk: when for pk, _, when in live}
+    with_vectors = sorted(
+        EntryEmbedding.objects.filter(bank=bank, content__isnull=False)
+        .exclude(entry__status__in=[EntryStatus.MERGED, EntryStatus.DELETED])
+        .values_list("entry_id", flat=True)
+    )
+    return names, created, [pk for pk in with_vectors if pk in names]
+
+
+def _current_links(bank: Bank) -> tuple[dict[int, set[int]], dict[tuple[int, int], set[str]]]:
+    """Each entry's neighbours over current edges, and the relations linking each pair."""
+    neighbours: dict[int, set[int]] = defaultdict(set)
+    links: dict[tuple[int, int], set[str]] = defaultdict(set)
+    for a, b, relation in (
+        Edge.objects.filter(bank=bank)
+        .filter(current_q())
+        .values_list("from_entry_id", "to_entry_id", "type__name")
+    ):
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+        links[_key(a, b)].add(relation)
+    return neighbours, links
+
+
+def _score_pairs(fresh, names, neighbours, links, actor, run) -> list[tuple[float, _Pair, dict]]:
+    """Each fresh pair at or above the low threshold with its score and its reasons."""
+    scored: list[tuple[float, _Pair, dict]] = []
+    for pair in fresh:
+        if pair.cosine is None or pair.a not in names or pair.b not in names:
+            continue  # no vector to judge by, or merged away while this run read
+        run.scored += 1
+        name = fuzz.token_set_ratio(names[pair.a], names[pair.b]) / 100
+        na = neighbours.get(pair.a, set()) - {pair.b}
+        nb = neighbours.get(pair.b, set()) - {pair.a}
+        jaccard = len(na & nb) / len(na | nb) if na and nb else None
+        score = score_pair(pair.cosine, name, jaccard)
+        if score < PROPOSE_LOW:
+            continue
+        linked = sorted(links.get((pair.a, pair.b), set()) - DISTINCT_RELATIONS_EXEMPT)
+        likely = score >= PROPOSE_HIGH and pair.cosine >= COSINE_FLOOR_HIGH and not linked
+        reasons = {
+            "verdict": LIKELY_DUPLICATE if likely else UNCLEAR,
+            "cosine": round(pair.cosine, 4),
+            "name_similarity": round(name, 4),
+            "neighbour_jaccard": None if jaccard is None else round(jaccard, 4),
+            "shared_neighbours": len(na & nb),
+            "blocked_by": sorted(pair.blocked_by),
+            "shared_tokens": sorted(pair.shared_tokens),
+            "linked_as": linked,
+            "thresholds": {"high": PROPOSE_HIGH, "low": PROPOSE_LOW},
+            "proposed_by": actor,
+        }
+        scored.append((score, pair, reasons))
+    return scored
+
+
+def _proposal_rows(bank: Bank, chosen, neighbours, created, run) -> list[MergeProposal]:
+    rows = []
+    for score, pair, reasons in chosen:
+        degree = {pk: len(neighbours.get(pk, ())) for pk in (pair.a, pair.b)}
+        # keep the more connected entry (fewer edges to re-point), then the older one
+        keep, away = sorted((pair.a, pair.b), key=lambda pk: (-degree[pk], created[pk], pk))
+        likely = reasons["verdict"] == LIKELY_DUPLICATE
+        rows.append(
+            MergeProposal(
+                bank=bank,
+                keep_id=keep,
+                away_id=away,
+                score=round(score, 4),
+                reasons=reasons,
+                status=ProposalStatus.PENDING if likely else ProposalStatus.UNCLEAR,
+            )
+        )
+        if likely:
+            run.pending += 1
+        else:
+            run.unclear += 1
+    return rows
+
+
 def propose_merges(
     bank: Bank, *, limit: int = 200, progress: Progress | None = None
 ) -> ProposalRun:
@@ -218,20 +307,7 @@ def propose_merges(
     actor = audit.current().actor
     with transaction.atomic():
         lock_bank(bank)
-        live = list(
-            Entry.objects.filter(bank=bank)
-            .exclude(status__in=[EntryStatus.MERGED, EntryStatus.DELETED])
-            .values_list("pk", "title", "created_at")
-        )
-        titles = {pk: title for pk, title, _ in live}
-        names = {pk: normalize(title) for pk, title in titles.items()}
-        created = {pk: when for pk, _, when in live}
-        with_vectors = sorted(
-            EntryEmbedding.objects.filter(bank=bank, content__isnull=False)
-            .exclude(entry__status__in=[EntryStatus.MERGED, EntryStatus.DELETED])
-            .values_list("entry_id", flat=True)
-        )
-        with_vectors = [pk for pk in with_vectors if pk in titles]  # one consistent set
+        names, created, with_vectors = _live_entries(bank)
         run.entries = len(with_vectors)
         vectored = set(with_vectors)
 
@@ -248,66 +324,10 @@ def propose_merges(
         run.skipped_existing = len(pairs) - len(fresh)
         _fill_cosines(fresh)
 
-        neighbours: dict[int, set[int]] = defaultdict(set)
-        links: dict[tuple[int, int], set[str]] = defaultdict(set)
-        for a, b, relation in (
-            Edge.objects.filter(bank=bank)
-            .filter(current_q())
-            .values_list("from_entry_id", "to_entry_id", "type__name")
-        ):
-            neighbours[a].add(b)
-            neighbours[b].add(a)
-            links[_key(a, b)].add(relation)
-
-        scored: list[tuple[float, _Pair, dict]] = []
-        for pair in fresh:
-            if pair.cosine is None or pair.a not in names or pair.b not in names:
-                continue  # no vector to judge by, or merged away while this run read
-            run.scored += 1
-            name = fuzz.token_set_ratio(names[pair.a], names[pair.b]) / 100
-            na = neighbours.get(pair.a, set()) - {pair.b}
-            nb = neighbours.get(pair.b, set()) - {pair.a}
-            jaccard = len(na & nb) / len(na | nb) if na and nb else None
-            score = score_pair(pair.cosine, name, jaccard)
-            if score < PROPOSE_LOW:
-                continue
-            linked = sorted(links.get((pair.a, pair.b), set()) - DISTINCT_RELATIONS_EXEMPT)
-            likely = score >= PROPOSE_HIGH and pair.cosine >= COSINE_FLOOR_HIGH and not linked
-            reasons = {
-                "verdict": LIKELY_DUPLICATE if likely else UNCLEAR,
-                "cosine": round(pair.cosine, 4),
-                "name_similarity": round(name, 4),
-                "neighbour_jaccard": None if jaccard is None else round(jaccard, 4),
-                "shared_neighbours": len(na & nb),
-                "blocked_by": sorted(pair.blocked_by),
-                "shared_tokens": sorted(pair.shared_tokens),
-                "linked_as": linked,
-                "thresholds": {"high": PROPOSE_HIGH, "low": PROPOSE_LOW},
-                "proposed_by": actor,
-            }
-            scored.append((score, pair, reasons))
-
+        neighbours, links = _current_links(bank)
+        scored = _score_pairs(fresh, names, neighbours, links, actor, run)
         scored.sort(key=lambda item: (-item[0], item[1].a, item[1].b))
         run.over_limit = max(0, len(scored) - max(limit, 0))
-        rows = []
-        for score, pair, reasons in scored[: max(limit, 0)]:
-            degree = {pk: len(neighbours.get(pk, ())) for pk in (pair.a, pair.b)}
-            # keep the more connected entry (fewer edges to re-point), then the older one
-            keep, away = sorted((pair.a, pair.b), key=lambda pk: (-degree[pk], created[pk], pk))
-            likely = reasons["verdict"] == LIKELY_DUPLICATE
-            rows.append(
-                MergeProposal(
-                    bank=bank,
-                    keep_id=keep,
-                    away_id=away,
-                    score=round(score, 4),
-                    reasons=reasons,
-                    status=ProposalStatus.PENDING if likely else ProposalStatus.UNCLEAR,
-                )
-            )
-            if likely:
-                run.pending += 1
-            else:
-                run.unclear += 1
+        rows = _proposal_rows(bank, scored[: max(limit, 0)], neighbours, created, run)
         run.proposals = [p.pk for p in MergeProposal.objects.bulk_create(rows)]
     return run

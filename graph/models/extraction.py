@@ -46,6 +46,11 @@ class EdgeProposal(BankOwned):
         default=dict, blank=True, help_text="Unresolved ends: {'from'|'to': [{id, title, score}]}."
     )
     confidence = models.FloatField()
+    confidence_basis = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Why the confidence: {'features': {name: value}, 'terms': [[name, logit]]}.",
+    )
     extractor = models.CharField(max_length=20)
     fingerprint = models.CharField(max_length=64)
     status = models.CharField(

@@ -7,6 +7,7 @@ import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 
+from graph.ingest.extract.confidence import BANDS, HIGH
 from graph.ingest.extract.run import extract_edges
 from graph.models import Edge, EdgeProposal, EdgeSource, EdgeType
 from kb.models import Job, Operation
@@ -45,8 +46,18 @@ def test_queue_lists_proposals_and_filters_by_band(admin_client, bank, doc):
     assert response.status_code == 200
     assert len(response.context["cl"].result_list) == 3
     assert "Bulk accept by confidence band" in response.content.decode()
-    high = admin_client.get(changelist, {"band": "high"})
-    assert {p.confidence for p in high.context["cl"].result_list} == {0.9}
+    listed = list(response.context["cl"].result_list)
+    assert [p.confidence for p in listed] == sorted((p.confidence for p in listed), reverse=True)
+    assert listed[-1].to_text == "Porter Pool"  # the unresolved end ranks last
+    by_band = {}
+    for name, lo, _hi in BANDS:
+        shown = admin_client.get(changelist, {"band": name}).context["cl"].result_list
+        by_band[name] = {p.pk for p in shown}
+        assert all(p.confidence >= lo for p in shown)
+    assert set().union(*by_band.values()) == {p.pk for p in listed}  # every one in one band
+    assert by_band["high"] and listed[-1].pk not in by_band["high"]
+    body = response.content.decode()
+    assert "largest contributions" in body and "an end unresolved" in body
     unresolved = admin_client.get(changelist, {"ends": "unresolved"})
     assert [p.to_text for p in unresolved.context["cl"].result_list] == ["Porter Pool"]
 
@@ -99,6 +110,7 @@ def test_review_page_accepts_an_unresolved_end_with_the_picker(admin_client, ban
     page = admin_client.get(reverse("admin:graph_edgeproposal_change", args=[unresolved.pk]))
     body = page.content.decode()
     assert page.status_code == 200 and unresolved.span in body and "Accept (write the edge)" in body
+    assert "an end unresolved: -" in body  # why the confidence, term by term
     assert f"autocomplete/?bank={bank.pk}" in body  # the edge picker, scoped to the bank
     decide = reverse("admin:graph_edgeproposal_decide", args=[unresolved.pk])
     missing = admin_client.post(decide, {"_accept": "1"})
@@ -114,9 +126,10 @@ def test_band_page_previews_then_accepts_the_band_as_one_operation(admin_client,
     url = reverse("admin:graph_edgeproposal_accept_band")
     assert admin_client.get(url).status_code == 200
     before = Operation.objects.count()
-    band = {"bank": bank.slug, "min_confidence": "0.85", "max_confidence": "1"}
+    band = {"bank": bank.slug, "min_confidence": str(HIGH), "max_confidence": "1"}
     preview = admin_client.post(url, {**band, "_preview": "1"})
     assert preview.context["preview"]["count"] == 2 and Operation.objects.count() == before
+    assert "why (largest contributions)" in preview.content.decode()
     response = admin_client.post(url, {**band, "reason": "ok", "_confirm": "1"})
     assert response.status_code == 302
     assert Edge.objects.filter(bank=bank, source=EdgeSource.EXTRACTED).count() == 2

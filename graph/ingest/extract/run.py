@@ -135,6 +135,7 @@ def _queue(bank: Bank, entry: Entry, validator: Validator, statements, extractor
                         to_text=checked.statement.to_text.strip(),
                         candidates=checked.candidates,
                         confidence=checked.confidence,
+                        confidence_basis=checked.basis,
                         extractor=extractor,
                         fingerprint=checked.fingerprint,
                     )

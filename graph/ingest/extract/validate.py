@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from graph.edges.links import current_q
+from graph.ingest.extract import confidence as scoring
 from graph.ingest.extract.base import Statement, Vocabulary
 from graph.ingest.extract.mentions import MentionIndex, Resolved
 from graph.models import Edge, EdgeProposal, EdgeProposalStatus, EdgeType
@@ -30,16 +31,6 @@ from kb.models import Bank, Entry
 
 MAX_SPAN = 2000
 MAX_SURFACE = 300
-# How far each way of naming an end is trusted (multiplies the extractor's prior).
-END_TRUST = {
-    "short_id": 1.0,
-    "key": 1.0,
-    "alias": 1.0,
-    "title": 1.0,
-    "self": 0.75,
-    "fuzzy": 0.8,
-    "unresolved": 0.5,
-}
 
 
 @dataclass
@@ -53,6 +44,7 @@ class Checked:
     candidates: dict
     confidence: float
     fingerprint: str
+    basis: dict  # the confidence's features and their contributions (``confidence``)
 
 
 def fingerprint(entry_pk: int, relation: str, from_form: str, to_form: str) -> str:
@@ -70,6 +62,7 @@ class Validator:
         self._seen: set[str] = set()
         self._rejected: set[tuple] = set()
         self._triples: set[tuple] = set()
+        self._names: dict[str, list[tuple[int, int]]] = {}
 
     def begin(self, entry: Entry) -> None:
         """Load what was already proposed from ``entry`` (two statements per entry)."""
@@ -82,6 +75,7 @@ class Validator:
             )
         )
         self._triples = set()
+        self._names = {}
 
     def _drop(self, reason: str) -> None:
         self.dropped[reason] += 1
@@ -144,7 +138,17 @@ class Validator:
                 return self._drop("current_edge")
             self._triples.add(triple)
         self._seen.add(key)
-        prior = min(max(float(st.prior), 0.0), 1.0)
-        confidence = round(prior * END_TRUST[from_how] * END_TRUST[to_how], 3)
+        confidence, basis = self._score(st, span, (from_how, to_how))
         candidates = {k: v for k, v in (("from", from_cands), ("to", to_cands)) if v}
-        return Checked(st, etype, from_pk, to_pk, candidates, confidence, key)
+        return Checked(st, etype, from_pk, to_pk, candidates, confidence, key, basis)
+
+    def _score(self, st: Statement, span: str, hows: tuple[str, str]) -> tuple[float, dict]:
+        if span not in self._names:
+            self._names[span] = [(m.start, m.end) for m in self.index.find(span)]
+        prior = min(max(float(st.prior), 0.0), 1.0)
+        reading = Statement(span, st.relation, st.from_text, st.to_text, prior, basis=st.basis)
+        relation = self.vocabulary.relations.get(st.relation)
+        feats = scoring.features(reading, relation, hows, self._names[span])
+        confidence, terms = scoring.score(feats)
+        used = {k: round(v, 3) for k, v in feats.items() if v}
+        return confidence, {"features": used, "terms": terms}
