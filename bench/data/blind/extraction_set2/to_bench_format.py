@@ -1,6 +1,7 @@
 """Convert extraction_set2.json (sentences at the top level) to the bench's format (each
 sentence inside the entry whose content it is: the first entry the sentence names, by title
-or alias, longest name first). Mechanical: no sentence, gold or entry is changed."""
+or alias, longest name first) and kinds named as the product's core kinds. Mechanical: no
+sentence, gold, title or alias is changed."""
 
 import json
 import re
@@ -8,7 +9,11 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 data = json.loads((HERE / "extraction_set2.json").read_text())
-entries = [dict(e, sentences=[]) for e in data["entries"]]
+# The writer's kinds named as the product's core kinds (a name mapping only).
+KINDS = {"document": "artifact", "place": "container", "procedure": "process", "system": "service"}
+entries = [
+    dict(e, kind=KINDS.get(e["kind"], e["kind"]), sentences=[]) for e in data["entries"]
+]
 names = sorted(
     ((n, e) for e in entries for n in [e["title"], *e.get("aliases", [])]),
     key=lambda ne: -len(ne[0]),
