@@ -10,7 +10,7 @@ Screenshots are kept as artifacts under ``tests/e2e/artifacts/`` (gitignored).
 The large bank is seeded per test, not once per session: these tests are transactional (the
 live server reads through its own connection), and a transactional test empties every table
 when it ends, so a session-scoped bank would be gone after the first test. Seeding it takes
-25–40 s on the shared 2-core box (``scale_seed``)."""
+about two minutes on the shared 2-core box under load (``scale_seed``)."""
 
 from __future__ import annotations
 
