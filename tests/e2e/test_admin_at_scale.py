@@ -283,7 +283,9 @@ def _gap_findings_worked(page, base: str, world) -> None:
     process = world["o2c"]
     check(page, f"{base}/workflows/biz/{process.short_id}/", "gap-report-work", "svg.flow")
     _diagram_zooms(page)
-    finding = Finding.objects.filter(process=process, status=FindingStatus.OPEN).first()
+    href = page.locator("svg.flow a.hole").first.get_attribute("href")
+    finding = Finding.objects.get(process=process, pk=int(href.rsplit("-", 1)[1]))
+    assert finding.status == FindingStatus.OPEN
     row = page.locator(f"#finding-{finding.pk}")
     node = f'svg.flow a[href$="#finding-{finding.pk}"]'
     assert page.locator(node).count() == 1

@@ -77,7 +77,9 @@ export function describeView(view, data, cfg, overview) {
       notice: data.truncated
         ? `Truncated: showing the ${fmt(shown)} most central of its ${fmt(data.view.total)} entries.`
         : "",
-      note: `${fmt(shown)} entries of one community, laid out on the server just now; colours are sub-clusters.`,
+      note: data.layout && data.layout.status === "ready"
+        ? `${fmt(shown)} entries of one community, laid out on the server and kept until its edges change; colours are sub-clusters.`
+        : `${fmt(shown)} entries of one community, laid out on the server just now (kept for the next visit); colours are sub-clusters.`,
     };
   }
   if (view.level === "around") {
