@@ -219,7 +219,8 @@ def test_queues_worked_to_the_end(live_server, curator_page, world):
     page, base, bank = curator_page, live_server.url, world["bank"]
     # Merge proposals: the unclear one is in the open queue the home page links to.
     check(page, f"{base}/admin/", "home-queue")
-    page.locator("#bank-overview a", has_text="Proposal queue").first.click()
+    row = page.locator("#bank-overview tbody tr", has_text="Engineering")
+    row.locator("a", has_text="Proposal queue").click()
     page.wait_for_selector("#result_list")
     assert page.locator("#result_list tbody tr").count() == 1
     _merge_from_its_page(page, base, world["merge"])
