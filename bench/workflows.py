@@ -39,58 +39,38 @@ def setup_django() -> None:
     django.setup()
 
 
-def generate(bank, steps: int, seed: int = 7):
-    """Write the process; return the process entry and the holes planted (for the summary)."""
-    from django.db import transaction
-    from django.utils import timezone
-    from tqdm import tqdm
+class _Writer:
+    """Unsaved entries of the benchmark bank, numbered in order."""
 
-    from graph.models import Edge, EdgeType
-    from kb.models import Entry
-    from kb.services.entries import kinds_for_bank
+    def __init__(self, bank, kinds, now) -> None:
+        self.bank, self.kinds, self.now = bank, kinds, now
+        self.counter = iter(range(1, 10**7))
+        self.entries: list = []
 
-    rng = random.Random(seed)
-    kinds = kinds_for_bank(bank)
-    types = {t.name: t for t in EdgeType.objects.filter(bank__isnull=True)}
-    now = timezone.now()
-    counter = iter(range(1, 10**7))
-    entries: list[Entry] = []
+    def new(self, title: str, kind: str, **metadata):
+        from kb.models import Entry
 
-    def new(title: str, kind: str, **metadata) -> Entry:
         entry = Entry(
-            bank=bank,
-            short_id=f"{next(counter):08x}",
+            bank=self.bank,
+            short_id=f"{next(self.counter):08x}",
             title=title,
             content=f"{title}: generated for the workflow benchmark.",
-            kind=kinds[kind],
+            kind=self.kinds[kind],
             metadata=metadata,
-            created_at=now,
-            updated_at=now,
-            status_changed_at=now,
+            created_at=self.now,
+            updated_at=self.now,
+            status_changed_at=self.now,
         )
-        entries.append(entry)
+        self.entries.append(entry)
         return entry
 
-    planted: Counter = Counter()
-    process = new(f"Benchmark process ({steps} steps)", "process")
-    roles = [new(f"Role {i}", "role") for i in range(20)]
-    main = [
-        new(
-            f"Step {i}",
-            "decision_point" if i % 10 == 5 and i < steps - 60 else "step",
-            **({"start": True} if i == 0 else {}),
-            **({"terminal": True} if i == steps - 1 else {}),
-        )
-        for i in range(steps)
-    ]
-    artifacts = [
-        new(f"Artifact {i}", "artifact", **({"external": True} if i % 20 == 0 else {}))
-        for i in range(steps // 5)
-    ]
-    flow: list[tuple[Entry, Entry, str]] = []
-    for a, b in zip(main, main[1:], strict=False):
-        flow.append((a, b, "precedes"))
-    extra_steps: list[Entry] = []
+
+def _branches_and_loops(new, main: list, rng, planted: Counter) -> tuple[list, list]:
+    """The main line's flow, decision side branches (some dead or single), loops with and
+    without an exit, and orphan steps; returns (flow, the extra steps)."""
+    steps = len(main)
+    flow = [(a, b, "precedes") for a, b in zip(main, main[1:], strict=False)]
+    extra_steps: list = []
     for i, step in enumerate(main):
         if step.kind.name != "decision_point":
             continue
@@ -115,10 +95,14 @@ def generate(bank, steps: int, seed: int = 7):
         flow.append((main[100 + k * 900], ring[0], "precedes"))
         planted["loop_without_exit"] += 1
     for k in range(10):  # orphans nothing reaches
-        orphan = new(f"Orphan step {k}", "step", terminal=True)
-        extra_steps.append(orphan)
+        extra_steps.append(new(f"Orphan step {k}", "step", terminal=True))
         planted["unreachable_step"] += 1
-    all_steps = main + extra_steps
+    return flow, extra_steps
+
+
+def _owners_and_artifacts(flow, all_steps, main, roles, artifacts, rng, planted) -> None:
+    """Owners for most steps; artifacts produced by one step and required by two."""
+    steps = len(main)
     for step in all_steps:
         if rng.random() < 0.02:
             planted["unowned_step"] += 1
@@ -132,9 +116,17 @@ def generate(bank, steps: int, seed: int = 7):
             flow.append((maker, artifact, "produces"))
         needs = {min(i * 5 + rng.randint(1, 40), steps - 1) for _ in range(2)}
         flow += [(main[n], artifact, "requires") for n in sorted(needs)]
-    members = [*all_steps, *artifacts]
-    process.metadata = {"planted": dict(sorted(planted.items()))}  # read back by later runs
 
+
+def _write(bank, entries, members, process, flow, now) -> int:
+    """Entries and edges in bulk, in one transaction; returns the edge count."""
+    from django.db import transaction
+    from tqdm import tqdm
+
+    from graph.models import Edge, EdgeType
+    from kb.models import Entry
+
+    types = {t.name: t for t in EdgeType.objects.filter(bank__isnull=True)}
     with transaction.atomic():
         Entry.objects.bulk_create(entries, batch_size=2000)
         edges = [
@@ -151,44 +143,71 @@ def generate(bank, steps: int, seed: int = 7):
             )
         for start in tqdm(range(0, len(edges), 5000), desc="edges", unit="batch"):
             Edge.objects.bulk_create(edges[start : start + 5000])
-    return process, planted, len(entries), len(edges)
+    return len(edges)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=5000)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--bank", default="bench-workflows")
-    args = parser.parse_args()
-    setup_django()
+def generate(bank, steps: int, seed: int = 7):
+    """Write the process; return the process entry and the holes planted (for the summary)."""
+    from django.utils import timezone
 
+    from kb.services.entries import kinds_for_bank
+
+    rng = random.Random(seed)
+    now = timezone.now()
+    writer = _Writer(bank, kinds_for_bank(bank), now)
+    new = writer.new
+    planted: Counter = Counter()
+    process = new(f"Benchmark process ({steps} steps)", "process")
+    roles = [new(f"Role {i}", "role") for i in range(20)]
+    main = [
+        new(
+            f"Step {i}",
+            "decision_point" if i % 10 == 5 and i < steps - 60 else "step",
+            **({"start": True} if i == 0 else {}),
+            **({"terminal": True} if i == steps - 1 else {}),
+        )
+        for i in range(steps)
+    ]
+    artifacts = [
+        new(f"Artifact {i}", "artifact", **({"external": True} if i % 20 == 0 else {}))
+        for i in range(steps // 5)
+    ]
+    flow, extra_steps = _branches_and_loops(new, main, rng, planted)
+    all_steps = main + extra_steps
+    _owners_and_artifacts(flow, all_steps, main, roles, artifacts, rng, planted)
+    process.metadata = {"planted": dict(sorted(planted.items()))}  # read back by later runs
+    n_edges = _write(bank, writer.entries, [*all_steps, *artifacts], process, flow, now)
+    return process, planted, len(writer.entries), n_edges
+
+
+def _process_for(bank, steps: int):
+    """The bank's benchmark process of ``steps`` steps, generated when missing."""
+    from kb.models import Entry
+    from workflows.services.subgraph import processes_of
+
+    process = processes_of(bank).first()
+    if process is not None and f"({steps} steps)" in process.title:
+        print(f"reusing {bank.slug}: {process.title}")
+        return process
+    if process is not None:  # a process of another size: start the bank over
+        Entry.objects.filter(bank=bank).delete()
+    t0 = time.perf_counter()
+    process, _, n_entries, n_edges = generate(bank, steps)
+    print(f"generated {n_entries} entries and {n_edges} edges in {time.perf_counter() - t0:.1f} s")
+    return process
+
+
+def _time_builds(bank, process, runs: int) -> dict:
+    """Load, evaluate and build ``runs`` times; the timings and the last report."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from kb.models import Entry
-    from kb.services.banks import ensure_bank
     from workflows.services.reports import build_report
     from workflows.services.rules import evaluate
-    from workflows.services.subgraph import load_process_graph, processes_of
+    from workflows.services.subgraph import load_process_graph
 
-    load_start = os.getloadavg()[0]
-    bank, _ = ensure_bank(args.bank, name="Workflow benchmark", kind="business")
-    process = processes_of(bank).first()
-    if process is None or f"({args.steps} steps)" not in process.title:
-        if process is not None:  # a process of another size: start the bank over
-            Entry.objects.filter(bank=bank).delete()
-        t0 = time.perf_counter()
-        process, _, n_entries, n_edges = generate(bank, args.steps)
-        print(
-            f"generated {n_entries} entries and {n_edges} edges in {time.perf_counter() - t0:.1f} s"
-        )
-    else:
-        print(f"reusing {bank.slug}: {process.title}")
-
-    loads, evals, builds = [], [], []
-    queries = 0
-    report = None
-    for run in range(args.runs):
+    out = {"loads": [], "evals": [], "builds": [], "queries": 0}
+    for _ in range(runs):
         t0 = time.perf_counter()
         graph = load_process_graph(bank, process)
         t1 = time.perf_counter()
@@ -197,16 +216,19 @@ def main() -> None:
         with CaptureQueriesContext(connection) as ctx:
             built = build_report(bank, process, trigger="on_demand", actor="bench")
         t3 = time.perf_counter()
-        loads.append((t1 - t0) * 1000)
-        evals.append((t2 - t1) * 1000)
-        builds.append((t3 - t2) * 1000)
-        queries = len(ctx.captured_queries)
-        report = built.report
-        if run == 0:
-            first_build = builds[0]
-        assert len(gaps) == report.finding_count
+        out["loads"].append((t1 - t0) * 1000)
+        out["evals"].append((t2 - t1) * 1000)
+        out["builds"].append((t3 - t2) * 1000)
+        out["queries"] = len(ctx.captured_queries)
+        out["report"], out["graph"] = built.report, graph
+        assert len(gaps) == built.report.finding_count
+    return out
 
-    by_rule = dict(sorted(report.counts_by_rule.items()))
+
+def _print_summary(args, process, timed: dict, load_start: float) -> None:
+    from django.db import connection
+
+    report, graph, builds = timed["report"], timed["graph"], timed["builds"]
     cpu = platform.processor() or platform.machine()
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
@@ -225,23 +247,40 @@ def main() -> None:
     print()
     print(f"{'part':<34}{'p50 ms':>10}{'max ms':>10}")
     rows = [
-        ("load subgraph (6 queries)", loads),
-        ("evaluate six rules (pure Python)", evals),
+        ("load subgraph (6 queries)", timed["loads"]),
+        ("evaluate six rules (pure Python)", timed["evals"]),
         ("build_report (load+rules+writes)", builds),
     ]
     for name, values in rows:
         print(f"{name:<34}{statistics.median(values):>10.1f}{max(values):>10.1f}")
-    print(f"{'first build of this run':<34}{first_build:>10.1f}")
+    print(f"{'first build of this run':<34}{builds[0]:>10.1f}")
     print()
-    print(f"queries per build: {queries}   findings: {report.finding_count}")
+    print(f"queries per build: {timed['queries']}   findings: {report.finding_count}")
     print(f"{'rule':<26}{'found':>8}{'planted':>9}")
-    for rule, count in by_rule.items():
+    for rule, count in dict(sorted(report.counts_by_rule.items())).items():
         expected = (process.metadata or {}).get("planted", {}).get(rule, "?")
         print(f"{rule:<26}{count:>8}{expected!s:>9}")
     print(
         f"\n{args.runs} builds of a {args.steps}-step process: p50 "
         f"{statistics.median(builds):.0f} ms, {report.finding_count} findings."
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--bank", default="bench-workflows")
+    args = parser.parse_args()
+    setup_django()
+
+    from kb.services.banks import ensure_bank
+
+    load_start = os.getloadavg()[0]
+    bank, _ = ensure_bank(args.bank, name="Workflow benchmark", kind="business")
+    process = _process_for(bank, args.steps)
+    timed = _time_builds(bank, process, args.runs)
+    _print_summary(args, process, timed, load_start)
 
 
 if __name__ == "__main__":

@@ -13,5 +13,6 @@ urlpatterns = [
         views.neighbourhood_svg,
         name="neighbourhood",
     ),
+    path("<slug:bank>/find.json", views.find_entries, name="find"),
     path("<slug:bank>/entry/<str:entry_id>/admin/", views.entry_admin, name="entry-admin"),
 ]

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from graph.analytics.layout_store import sync_max
+from graph.admin.entries import ranked_matches
+from graph.analytics.layout_store import HIDDEN_STATUSES, sync_max
 from graph.analytics.neighbourhood import neighbourhood_svg as draw_neighbourhood
 from graph.analytics.overview import drawable_count, overview_min
 from graph.models import GraphLayout
 from kb.errors import KbError
-from kb.models import Bank
+from kb.models import Bank, Entry
 from kb.services.entries import find_entry
 
 
@@ -47,6 +48,7 @@ def explorer_page(request, bank: str):
         "entryUrl": f"/api/v1/banks/{bank_obj.slug}/entries/__ID__",
         "adminUrl": reverse("explorer:entry-admin", args=[bank_obj.slug, "__ID__"]),
         "neighbourhoodUrl": reverse("explorer:neighbourhood", args=[bank_obj.slug, "__ID__"]),
+        "findUrl": reverse("explorer:find", args=[bank_obj.slug]),
     }
     return render(
         request,
@@ -85,3 +87,22 @@ def entry_admin(request, bank: str, entry_id: str):
     except KbError:
         raise Http404(f"No entry {entry_id!r} in bank {bank!r}.") from None
     return redirect(reverse("admin:kb_entry_change", args=[entry.pk]))
+
+
+FIND_LIMIT = 12
+
+
+@require_GET
+@staff_member_required
+def find_entries(request, bank: str):
+    """ "Find an entry" over the whole bank, not only what is drawn: ``?q=`` ranked as the
+    admin's pickers rank (exact title, alias, id or key; then prefixes; then every word),
+    merged and deleted entries left out. ``{"results": [{"id", "title", "kind"}]}``."""
+    bank_obj = _bank(bank)
+    term = (request.GET.get("q") or "").strip()[:200]
+    if not term or "\x00" in term:
+        return JsonResponse({"results": []})
+    entries = Entry.objects.filter(bank=bank_obj).exclude(status__in=HIDDEN_STATUSES)
+    rows = ranked_matches(entries, term).values_list("short_id", "title", "kind__name")
+    results = [{"id": i, "title": t, "kind": k} for i, t, k in rows[:FIND_LIMIT]]
+    return JsonResponse({"results": results})

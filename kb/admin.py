@@ -26,6 +26,7 @@ from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
 from kb.admin_filters import BankFilter, KindFilter
+from kb.admin_metadata import MetadataField, StepsField
 from kb.errors import KbError
 from kb.models import (
     Bank,
@@ -178,13 +179,6 @@ class VerifiedFilter(admin.SimpleListFilter):
         return queryset
 
 
-class BlankWhenEmptyJSONField(forms.JSONField):
-    """A JSON box that shows nothing (not ``null``) when there is no value."""
-
-    def prepare_value(self, value):
-        return "" if value is None else super().prepare_value(value)
-
-
 class EntryAdminForm(forms.ModelForm):
     """The entry form: its values become the REST payload and are checked by the entry
     service (:func:`kb.services.entries.clean_entry_data`), not by rules of its own. The
@@ -203,7 +197,7 @@ class EntryAdminForm(forms.ModelForm):
     class Meta:
         model = Entry
         fields = "__all__"
-        field_classes = {"steps": BlankWhenEmptyJSONField}
+        field_classes = {"steps": StepsField, "metadata": MetadataField}
 
     def _bank(self):
         if self.instance.pk is not None:

@@ -126,70 +126,87 @@ def build_communities(
     bank_df = Counter()
     for doc in docs.values():
         bank_df.update(set(doc))
-
-    planned = []
-    for group in groups:
-        sub = graph.subgraph(group)
-        strength = dict(sub.degree(weight="weight"))
-        top = max(strength.values()) or 1.0
-        centrality = {pk: strength[pk] / top for pk in group}
-        overall = graph.degree(group, weight="weight")
-        ranked = sorted(
-            group,
-            key=lambda pk: (-centrality[pk], -overall[pk], texts.get(pk, ("",))[0], pk),
-        )
-        central = [pk for pk in ranked if pk in texts][:CENTRAL_SHOWN]
-        terms = _distinctive_terms(
-            [docs.get(pk, []) for pk in group], bank_df, len(texts), TERMS_SHOWN
-        )
-        titles = [texts[pk][0] for pk in central]
-        label = titles[0] if titles else f"Community of {len(group)}"
-        if terms:
-            label = f"{label} — {', '.join(terms[:3])}"
-        summary = f"{len(group)} entries centred on " + "; ".join(titles) + "."
-        if terms:
-            summary += " Distinctive terms: " + ", ".join(terms) + "."
-        planned.append((group, centrality, central, terms, label[:300], summary))
-
+    planned = [_plan_community(graph, group, texts, docs, bank_df) for group in groups]
     embedder = embedder or get_embedder()
-    vectors = embedder.embed([p[5] for p in planned]) if planned else []
+    vectors = embedder.embed([p.summary for p in planned]) if planned else []
+    rows, members = _replace_communities(bank, planned, vectors, embedder.name, texts)
+    return CommunityBuild(
+        bank,
+        len(rows),
+        members,
+        graph.number_of_nodes(),
+        graph.number_of_edges(),
+        (time.perf_counter() - started) * 1000,
+    )
+
+
+@dataclass
+class _Planned:
+    group: set
+    centrality: dict
+    central: list
+    terms: list
+    label: str
+    summary: str
+
+
+def _plan_community(
+    graph: nx.Graph, group: set, texts: dict, docs: dict, bank_df: Counter
+) -> _Planned:
+    """A community's members ranked by centrality, its distinctive terms, label and summary."""
+    sub = graph.subgraph(group)
+    strength = dict(sub.degree(weight="weight"))
+    top = max(strength.values()) or 1.0
+    centrality = {pk: strength[pk] / top for pk in group}
+    overall = graph.degree(group, weight="weight")
+    ranked = sorted(
+        group,
+        key=lambda pk: (-centrality[pk], -overall[pk], texts.get(pk, ("",))[0], pk),
+    )
+    central = [pk for pk in ranked if pk in texts][:CENTRAL_SHOWN]
+    terms = _distinctive_terms([docs.get(pk, []) for pk in group], bank_df, len(texts), TERMS_SHOWN)
+    titles = [texts[pk][0] for pk in central]
+    label = titles[0] if titles else f"Community of {len(group)}"
+    if terms:
+        label = f"{label} — {', '.join(terms[:3])}"
+    summary = f"{len(group)} entries centred on " + "; ".join(titles) + "."
+    if terms:
+        summary += " Distinctive terms: " + ", ".join(terms) + "."
+    return _Planned(group, centrality, central, terms, label[:300], summary)
+
+
+def _replace_communities(
+    bank: Bank, planned: list[_Planned], vectors: list, model: str, texts: dict
+) -> tuple[list[Community], int]:
+    """Replace the bank's communities and memberships in one transaction."""
     now = timezone.now()
     with transaction.atomic():
         Community.objects.filter(bank=bank).delete()  # memberships cascade
         rows = [
             Community(
                 bank=bank,
-                label=label,
-                size=len(group),
-                summary=summary,
-                terms=terms,
-                central_entry_ids=central,
+                label=p.label,
+                size=len(p.group),
+                summary=p.summary,
+                terms=p.terms,
+                central_entry_ids=p.central,
                 embedding=vector,
-                embedding_model=embedder.name,
+                embedding_model=model,
                 computed_at=now,
             )
-            for (group, _, central, terms, label, summary), vector in zip(
-                planned, vectors, strict=True
-            )
+            for p, vector in zip(planned, vectors, strict=True)
         ]
         Community.objects.bulk_create(rows, batch_size=500)
         members = [
             CommunityMembership(
-                community=community, bank=bank, entry_id=pk, centrality=centrality[pk]
+                community=community, bank=bank, entry_id=pk, centrality=p.centrality[pk]
             )
-            for community, (group, centrality, *_) in zip(rows, planned, strict=True)
-            for pk in group
+            for community, p in zip(rows, planned, strict=True)
+            for pk in p.group
             if pk in texts
         ]
         CommunityMembership.objects.bulk_create(members, batch_size=5000)
-    return CommunityBuild(
-        bank,
-        len(rows),
-        len(members),
-        graph.number_of_nodes(),
-        graph.number_of_edges(),
-        (time.perf_counter() - started) * 1000,
-    )
+    return rows, len(members)
 
 
 # --- reading ----------------------------------------------------------------------------------

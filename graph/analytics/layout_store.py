@@ -68,15 +68,19 @@ class GraphRows:
 
     def fingerprint(self) -> str:
         """Hash of what the layout depends on: the node set and the undirected edge pairs."""
-        digest = hashlib.sha1()
-        digest.update(np.sort(np.fromiter((n[0] for n in self.nodes), np.int64)).tobytes())
-        digest.update(b"|")
-        if self.edges:
-            ends = np.array([(e[1], e[2]) for e in self.edges], dtype=np.int64)
-            low, high = ends.min(axis=1), ends.max(axis=1)
-            pairs = np.unique(np.stack([low, high], axis=1), axis=0)
-            digest.update(pairs.tobytes())
-        return digest.hexdigest()
+        return fingerprint_of([n[0] for n in self.nodes], [(e[1], e[2]) for e in self.edges])
+
+
+def fingerprint_of(node_ids: list[int], pairs: list[tuple[int, int]]) -> str:
+    """Hash of a node set and its undirected edge pairs (order and direction do not count)."""
+    digest = hashlib.sha1()
+    digest.update(np.sort(np.fromiter(node_ids, np.int64, len(node_ids))).tobytes())
+    digest.update(b"|")
+    if pairs:
+        ends = np.array(pairs, dtype=np.int64)
+        low, high = ends.min(axis=1), ends.max(axis=1)
+        digest.update(np.unique(np.stack([low, high], axis=1), axis=0).tobytes())
+    return digest.hexdigest()
 
 
 def read_graph(bank: Bank) -> GraphRows:
@@ -202,6 +206,9 @@ def run_requested(bank_pk: int, requested_at: str | None = None) -> str:
     with tracked_job(bank, "layout", actor="celery:layout") as (job, progress):
         progress.phase("laying out", total=1)
         built = refresh_layout(bank)
+        from graph.analytics.view_cache import warm_views
+
+        warm_views(bank)  # a bank too large to draw whole: its overview and largest communities
         job.result = {"nodes": built.nodes, "edges": built.edges, "took_ms": round(built.took_ms)}
         progress(1, 1)
     return f"layout of {built.nodes} nodes, {built.edges} edges in {built.took_ms:.0f} ms"
@@ -215,9 +222,19 @@ def _request_layouts(bank_ids: set[int]) -> None:
         request_layout(bank_pk)
 
 
+def _drop_overviews(bank_ids: set[int]) -> None:
+    from graph.analytics.view_cache import drop_overviews
+
+    drop_overviews(bank_ids)
+
+
 def note_touched(bank_pk: int | None, using: str = "default") -> None:
-    """Remember that ``bank_pk``'s graph changed; one refresh request follows the commit."""
-    if bank_pk is not None and auto_refresh():
+    """Remember that ``bank_pk``'s graph changed; after the commit the bank's cached community
+    overview is dropped and (with auto refresh) one layout refresh is requested."""
+    if bank_pk is None:
+        return
+    collect_after_commit("view-layouts", [bank_pk], _drop_overviews, using=using)
+    if auto_refresh():
         collect_after_commit("layout", [bank_pk], _request_layouts, using=using)
 
 

@@ -27,6 +27,7 @@ from django.utils import timezone
 from graph.analytics.graph_data import GraphFilters, graph_links
 from graph.analytics.layout import arrange_groups, compute_layout
 from graph.analytics.layout_store import HIDDEN_STATUSES
+from graph.analytics.view_cache import community_key, community_layout, overview_parts
 from graph.edges.links import current_q
 from graph.models import Community, CommunityMembership, Edge
 from kb.errors import InvalidInput, NotFound
@@ -87,6 +88,14 @@ def _community_pairs(bank: Bank, ids: list[int]) -> Counter:
         return Counter({(a, b): n for a, b, n in cursor.fetchall()})
 
 
+def _arrange(shown: list[Community], pairs: Counter):
+    """3D and 2D centres of the communities, one ball each, joined by their edge counts."""
+    index = {c.pk: i for i, c in enumerate(shown)}
+    indexed = {(index[a], index[b]): n for (a, b), n in pairs.items()}
+    sizes = [c.size for c in shown]
+    return arrange_groups(sizes, indexed, 3), arrange_groups(sizes, indexed, 2)
+
+
 def communities_overview(bank: Bank) -> dict:
     """The community overview: one node per community (largest first), positioned."""
     from graph.analytics.communities import central_entries, central_refs
@@ -99,11 +108,12 @@ def communities_overview(bank: Bank) -> dict:
     )
     clustered = CommunityMembership.objects.filter(bank=bank).count()
     ids = [c.pk for c in shown]
-    pairs = _community_pairs(bank, ids) if ids else Counter()
-    index = {pk: i for i, pk in enumerate(ids)}
-    indexed = {(index[a], index[b]): n for (a, b), n in pairs.items()}
-    sizes = [c.size for c in shown]
-    xyz, xy = arrange_groups(sizes, indexed, 3), arrange_groups(sizes, indexed, 2)
+    pairs, xyz, xy = overview_parts(
+        bank,
+        shown,
+        lambda: _community_pairs(bank, ids) if ids else Counter(),
+        lambda pairs: _arrange(shown, pairs),
+    )
     central = central_entries(shown)
     nodes = [
         {
@@ -149,9 +159,18 @@ def _degrees(bank: Bank, pks: list[int]) -> Counter:
     return degree
 
 
-def _subgraph(bank: Bank, pks: list[int], filters: GraphFilters, truncated: bool, extra: dict):
-    """Nodes ``pks`` and the current edges among them, laid out now; the entries level's
-    shape plus ``level`` and ``view``."""
+def _subgraph(
+    bank: Bank,
+    pks: list[int],
+    filters: GraphFilters,
+    truncated: bool,
+    extra: dict,
+    community: Community | None = None,
+):
+    """Nodes ``pks`` and the current edges among them, laid out now (or, for a
+    ``community``'s drill-down, read from its cached layout when the nodes and edges are the
+    same: ``layout.status`` ``ready``); the entries level's shape plus ``level`` and
+    ``view``."""
     entries = list(
         Entry.objects.filter(bank=bank, pk__in=pks)
         .exclude(status__in=HIDDEN_STATUSES)
@@ -167,7 +186,15 @@ def _subgraph(bank: Bank, pks: list[int], filters: GraphFilters, truncated: bool
         .order_by("pk")
         .values_list("pk", "from_entry_id", "to_entry_id", "type__name", "note", "source")
     )
-    layout = compute_layout(list(short), [(e[1], e[2]) for e in edges])
+    pairs = [(e[1], e[2]) for e in edges]
+    layout_status, computed_at = "computed", timezone.now()
+    if community is None:
+        layout = compute_layout(list(short), pairs)
+    else:
+        key = community_key(community.pk, len(pks), filters.kinds)
+        layout, row = community_layout(bank, key, community, list(short), pairs)
+        layout_status = "computed" if row is None else "ready"
+        computed_at = row or computed_at
     degree = _degrees(bank, list(short))
     nodes = []
     for pk, short_id, title, kind, status in entries:
@@ -197,8 +224,8 @@ def _subgraph(bank: Bank, pks: list[int], filters: GraphFilters, truncated: bool
         "links": links,
         "truncated": truncated,
         "layout": {
-            "status": "computed",
-            "computed_at": timezone.now().isoformat(),
+            "status": layout_status,
+            "computed_at": computed_at.isoformat(),
             "clusters": layout.clusters,
         },
         **extra,
@@ -225,7 +252,8 @@ def community_view(bank: Bank, community_id: int, filters: GraphFilters) -> dict
         "shown": min(len(pks), cap),
         "total": community.size,
     }
-    return _subgraph(bank, pks[:cap], filters, truncated, {"level": "community", "view": view})
+    extra = {"level": "community", "view": view}
+    return _subgraph(bank, pks[:cap], filters, truncated, extra, community=community)
 
 
 def _neighbours(bank: Bank, seeds: list[int]) -> list[int]:

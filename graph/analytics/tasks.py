@@ -27,6 +27,9 @@ def build_communities_task(bank_id: int) -> dict:
         return {"bank": bank_id, "error": "bank_not_found"}
     with audit.acting_as("celery:build_communities"):
         built = build_communities(bank)
+    from graph.analytics.view_cache import warm_views
+
+    warm_views(bank)  # the explorer's overview and largest communities, laid out ahead
     return {"bank": bank_id, "communities": built.communities, "members": built.members}
 
 

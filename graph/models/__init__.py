@@ -11,7 +11,7 @@
 from graph.models.analytics import Community, CommunityMembership, EdgeEmbedding
 from graph.models.edges import Alias, Edge, EdgeSource, EdgeType, FoldRole, WorkflowRole
 from graph.models.extraction import EdgeProposal, EdgeProposalStatus, ExtractionState
-from graph.models.layout import GraphLayout
+from graph.models.layout import GraphLayout, ViewLayout
 from graph.models.proposals import MergeProposal, ProposalStatus
 from graph.models.querylog import QueryLog
 
@@ -31,5 +31,6 @@ __all__ = [
     "MergeProposal",
     "ProposalStatus",
     "QueryLog",
+    "ViewLayout",
     "WorkflowRole",
 ]

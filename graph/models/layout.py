@@ -10,7 +10,7 @@ from django.db import models
 
 from kb.models import Bank
 
-__all__ = ["GraphLayout"]
+__all__ = ["GraphLayout", "ViewLayout"]
 
 
 class GraphLayout(models.Model):
@@ -39,3 +39,38 @@ class GraphLayout(models.Model):
     @property
     def is_computed(self) -> bool:
         return self.computed_at is not None
+
+
+class ViewLayout(models.Model):
+    """A cached view of a bank too large to draw whole: the community overview
+    (``community`` null) or one community's drill-down, so opening it again is a read, not a
+    layout.
+
+    ``positions`` packs the drawn nodes as ``GraphLayout.positions`` does (for the overview the
+    records are communities); ``data`` holds what else the view needs (the overview's edge
+    counts between communities). ``fingerprint`` hashes what the view was computed from (the
+    drawn node set and the edge pairs among them; for the overview the communities), so a
+    reader never serves a stale picture. Edits drop the bank's overview after commit (the
+    path that marks the bank layout), and rebuilding communities drops every row (cascade).
+    """
+
+    bank = models.ForeignKey(Bank, on_delete=models.CASCADE, related_name="+")
+    community = models.ForeignKey(
+        "graph.Community", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    key = models.CharField(max_length=100)
+    fingerprint = models.CharField(max_length=64)
+    positions = models.BinaryField(default=bytes, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    node_count = models.PositiveIntegerField(default=0)
+    clusters = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField()
+    took_ms = models.FloatField(default=0.0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["bank", "key"], name="view_layout_bank_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} of bank {self.bank_id} ({self.node_count} nodes)"

@@ -87,3 +87,25 @@ def test_stats_page_links_the_explorer(staff_client, bank):
     User.objects.filter(username="curator").update(is_superuser=True)
     page = staff_client.get("/admin/graph/stats/acme/").content.decode()
     assert 'href="/explorer/acme/"' in page
+
+
+def test_find_searches_the_whole_bank_ranked(staff_client, bank, other_bank, make_entry):
+    make_entry("ADR-0003: move the platform to arm64")
+    team = make_entry("Platform team")
+    gone = make_entry("Platform retired note")
+    gone.status = "deleted"
+    gone.save(update_fields=["status"])
+    make_entry("Platform x", in_bank=other_bank)
+    assert Client().get("/explorer/acme/find.json?q=platform").status_code == 302
+    results = staff_client.get("/explorer/acme/find.json?q=platform").json()["results"]
+    assert [r["title"] for r in results] == [
+        "Platform team",
+        "ADR-0003: move the platform to arm64",
+    ]
+    assert results[0] == {"id": team.short_id, "title": "Platform team", "kind": team.kind.name}
+    assert (
+        staff_client.get(f"/explorer/acme/find.json?q={team.short_id}").json()["results"][0]["id"]
+        == team.short_id
+    )
+    assert staff_client.get("/explorer/acme/find.json?q=").json() == {"results": []}
+    assert staff_client.get("/explorer/nope/find.json?q=x").status_code == 404

@@ -287,7 +287,7 @@ def entry_post_data(entry: Entry) -> dict:
         "summary": entry.summary,
         "content": entry.content,
         "useful_for": entry.useful_for,
-        "steps": "null",
+        "steps": "",
         "metadata": "{}",
         "kind": str(entry.kind_id),
         "status": entry.status,

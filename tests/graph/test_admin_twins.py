@@ -208,7 +208,7 @@ def _entry_form(entry: Entry | None, bank: Bank, **overrides) -> dict:
         "summary": entry.summary if entry else "",
         "content": entry.content if entry else "",
         "useful_for": "",
-        "steps": "null",
+        "steps": "",
         "metadata": "{}",
         "kind": str(entry.kind_id if entry else fact.pk),
         "systems": "",

@@ -51,8 +51,8 @@ def test_dead_end_step_and_decision(healthy):
     assert gap.entries == (lonely.short_id,)
     assert gap.message == (
         "Step 'Archive papers' has no successor and is not marked terminal: work stops here. "
-        "Add the next step, or mark it terminal (metadata.terminal = true) if the process "
-        "really ends here."
+        "Add the next step, or mark it as an end (tick “Ends its process” on its entry page) "
+        "if the process really ends here."
     )
     assert gap.severity == "high"
 

@@ -188,6 +188,15 @@ def build_dot(
         if f.rule == Rule.LOOP_WITHOUT_EXIT and f.status != FindingStatus.RESOLVED
         for short_id in f.entries
     }
+    dot = _digraph(ranks)
+    roles = _draw_steps(dot, graph, holes, reached, link_base)
+    drawn = _draw_flow(dot, graph, loop_nodes, backs, link_base)
+    _draw_artifacts(dot, graph, holes, drawn, link_base)
+    _legend(dot, roles)
+    return dot
+
+
+def _digraph(ranks: int) -> graphviz.Digraph:
     dot = graphviz.Digraph("flow", engine="dot")
     dot.attr(
         rankdir="LR" if ranks <= WIDE_RANKS else "TB",
@@ -201,7 +210,30 @@ def build_dot(
     )
     dot.attr("node", fontname=FONT, fontsize="11", margin="0.14,0.08", penwidth="1.3")
     dot.attr("edge", fontname=FONT, fontsize="10", color=COLORS["edge"], arrowsize="0.7")
+    return dot
 
+
+def _step_extra(owners: list[FlowNode], found: list[Finding]) -> list[tuple[str, str, int]]:
+    """The small lines under a step's title: its owner, then what its findings say."""
+    owner_text = "⚑ " + (", ".join(o.title for o in owners) if owners else "no owner")
+    extra = [(_wrap(owner_text, 30, 1)[0], COLORS["muted"] if owners else COLORS["hole"], 9)]
+    if found:
+        extra.append((f"⚠ {len(found)} finding{'s' if len(found) != 1 else ''}", COLORS["hole"], 9))
+    if any(f.rule == Rule.DEAD_END for f in found):
+        extra.append(("✕ stops here", COLORS["hole"], 9))
+    if any(f.rule == Rule.SINGLE_BRANCH_DECISION for f in found):
+        extra.append(("? missing branch", COLORS["hole"], 9))
+    return extra
+
+
+def _draw_steps(
+    dot: graphviz.Digraph,
+    graph: ProcessGraph,
+    holes: dict[str, list[Finding]],
+    reached: set[int],
+    link_base: str,
+) -> dict[str, tuple[FlowNode, int]]:
+    """One box (or diamond) per step; returns the roles that own steps, with their counts."""
     roles: dict[str, tuple[FlowNode, int]] = {}
     for pk in graph.steps:
         node = graph.nodes[pk]
@@ -214,22 +246,12 @@ def build_dot(
             title[0] = "▶ " + title[0]
         if node.terminal:
             title[-1] = title[-1] + " ■"
-        owner_text = "⚑ " + (", ".join(o.title for o in owners) if owners else "no owner")
-        extra = [(_wrap(owner_text, 30, 1)[0], COLORS["muted"] if owners else COLORS["hole"], 9)]
-        if found:
-            extra.append(
-                (f"⚠ {len(found)} finding{'s' if len(found) != 1 else ''}", COLORS["hole"], 9)
-            )
-        if any(f.rule == Rule.DEAD_END for f in found):
-            extra.append(("✕ stops here", COLORS["hole"], 9))
-        if any(f.rule == Rule.SINGLE_BRANCH_DECISION for f in found):
-            extra.append(("? missing branch", COLORS["hole"], 9))
         styles = ["filled"] + (["rounded"] if not node.is_decision else [])
         if pk not in reached:
             styles.append("dashed")
         dot.node(
             f"n{pk}",
-            _label(title, extra),
+            _label(title, _step_extra(owners, found)),
             shape="diamond" if node.is_decision else "box",
             style=",".join(styles),
             fillcolor=COLORS["hole_fill"]
@@ -240,26 +262,39 @@ def build_dot(
             peripheries="2" if node.terminal else "1",
             **_node_attrs(node, found, link_base),
         )
+    return roles
 
+
+def _draw_handoff(dot: graphviz.Digraph, pk: int, node: FlowNode, link_base: str) -> None:
+    dot.node(
+        f"n{pk}",
+        _label(
+            _wrap(node.title), [("hand-off (outside this process)", COLORS["muted"], 9)], bold=False
+        ),
+        shape="box",
+        style="rounded,dashed,filled",
+        fillcolor=COLORS["handoff"],
+        color=COLORS["muted"],
+        **_node_attrs(node, [], link_base),
+    )
+
+
+def _draw_flow(
+    dot: graphviz.Digraph,
+    graph: ProcessGraph,
+    loop_nodes: set[str],
+    backs: set[tuple[int, int]],
+    link_base: str,
+) -> set[int]:
+    """The flow edges between steps (and hand-offs to entries outside the process); a
+    decision's branches carry their labels. Returns the entries drawn so far."""
     drawn = set(graph.steps)
     for pk in graph.steps:
         for target in graph.successors(pk):
             node = graph.nodes[target]
             if not node.is_step and target not in drawn:
                 drawn.add(target)
-                dot.node(
-                    f"n{target}",
-                    _label(
-                        _wrap(node.title),
-                        [("hand-off (outside this process)", COLORS["muted"], 9)],
-                        bold=False,
-                    ),
-                    shape="box",
-                    style="rounded,dashed,filled",
-                    fillcolor=COLORS["handoff"],
-                    color=COLORS["muted"],
-                    **_node_attrs(node, [], link_base),
-                )
+                _draw_handoff(dot, target, node, link_base)
             if target not in drawn:
                 continue
             src, dst = graph.nodes[pk].short_id, node.short_id
@@ -274,7 +309,37 @@ def build_dot(
                 constraint="false" if (pk, target) in backs else "true",
                 **({"label": branch, "fontsize": "9"} if branch else {}),
             )
+    return drawn
 
+
+def _draw_artifact(
+    dot: graphviz.Digraph, pk: int, node: FlowNode, found: list[Finding], link_base: str
+) -> None:
+    extra = [("from outside", COLORS["muted"], 8)] if node.external else []
+    if found:
+        extra.append((f"⚠ {len(found)} finding(s)", COLORS["hole"], 9))
+    dot.node(
+        f"n{pk}",
+        _label(_wrap(node.title, LINE_CHARS, 2), extra, bold=False),
+        shape="note",
+        style="filled,dashed" if node.external else "filled",
+        fillcolor=COLORS["hole_fill"] if found else COLORS["artifact"],
+        color=COLORS["hole"] if found else COLORS["stroke"],
+        fontsize="10",
+        penwidth="2.2" if found else "1.1",
+        **_node_attrs(node, found, link_base),
+    )
+
+
+def _draw_artifacts(
+    dot: graphviz.Digraph,
+    graph: ProcessGraph,
+    holes: dict[str, list[Finding]],
+    drawn: set[int],
+    link_base: str,
+) -> None:
+    """Artifacts as notes: joined to the steps that produce them (green, dashed) and to the
+    steps that require them (brown, dotted)."""
     artifacts: set[int] = set()
     for relation, color, style in (
         (graph.produces, COLORS["produces"], "dashed"),
@@ -289,33 +354,10 @@ def build_dot(
                     continue
                 if target not in artifacts and target not in drawn:
                     artifacts.add(target)
-                    found = holes.get(node.short_id, [])
-                    extra = [("from outside", COLORS["muted"], 8)] if node.external else []
-                    if found:
-                        extra.append((f"⚠ {len(found)} finding(s)", COLORS["hole"], 9))
-                    dot.node(
-                        f"n{target}",
-                        _label(_wrap(node.title, LINE_CHARS, 2), extra, bold=False),
-                        shape="note",
-                        style="filled,dashed" if node.external else "filled",
-                        fillcolor=COLORS["hole_fill"] if found else COLORS["artifact"],
-                        color=COLORS["hole"] if found else COLORS["stroke"],
-                        fontsize="10",
-                        penwidth="2.2" if found else "1.1",
-                        **_node_attrs(node, found, link_base),
-                    )
-                ends = (
-                    (f"n{pk}", f"n{target}")
-                    if relation is graph.produces
-                    else (
-                        f"n{target}",
-                        f"n{pk}",
-                    )
-                )
+                    _draw_artifact(dot, target, node, holes.get(node.short_id, []), link_base)
+                produced = relation is graph.produces
+                ends = (f"n{pk}", f"n{target}") if produced else (f"n{target}", f"n{pk}")
                 dot.edge(*ends, color=color, style=style, arrowsize="0.6", penwidth="1.1")
-
-    _legend(dot, roles)
-    return dot
 
 
 def _legend(dot: graphviz.Digraph, roles: dict[str, tuple[FlowNode, int]]) -> None:

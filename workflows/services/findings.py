@@ -98,29 +98,9 @@ def change_finding(
             comment=comment,
         )
         if action in STATUS_ACTIONS:
-            target = STATUS_ACTIONS[action]
-            if finding.status == target:
-                raise InvalidInput(f"The finding is already {target}.", code="status_unchanged")
-            event.kind = FindingEventKind.STATUS
-            event.to_status = target
-            finding.status = target
-            finding.status_changed_at = now
-            finding.resolved_at = now if target == FindingStatus.RESOLVED else None
+            _change_status(finding, event, STATUS_ACTIONS[action], now)
         elif action == "assign":
-            user = None
-            if assignee:
-                user = assignable_users().filter(username=assignee).first()
-                if user is None:
-                    raise InvalidInput(
-                        f"{assignee!r} is not a manager who can work findings.",
-                        code="invalid_assignee",
-                        fields={"assignee": "Not a manager."},
-                    )
-            if (user.pk if user else None) == finding.assignee_id:
-                raise InvalidInput("The finding already has this assignee.", code="unchanged")
-            event.kind = FindingEventKind.ASSIGNED
-            event.assignee = user.get_username() if user else ""
-            finding.assignee = user
+            _assign(finding, event, assignee)
         else:
             if not comment:
                 raise InvalidInput(
@@ -136,3 +116,30 @@ def change_finding(
         )
         event.save()
     return finding
+
+
+def _change_status(finding: Finding, event: FindingEvent, target: str, now) -> None:
+    if finding.status == target:
+        raise InvalidInput(f"The finding is already {target}.", code="status_unchanged")
+    event.kind = FindingEventKind.STATUS
+    event.to_status = target
+    finding.status = target
+    finding.status_changed_at = now
+    finding.resolved_at = now if target == FindingStatus.RESOLVED else None
+
+
+def _assign(finding: Finding, event: FindingEvent, assignee: str | None) -> None:
+    user = None
+    if assignee:
+        user = assignable_users().filter(username=assignee).first()
+        if user is None:
+            raise InvalidInput(
+                f"{assignee!r} is not a manager who can work findings.",
+                code="invalid_assignee",
+                fields={"assignee": "Not a manager."},
+            )
+    if (user.pk if user else None) == finding.assignee_id:
+        raise InvalidInput("The finding already has this assignee.", code="unchanged")
+    event.kind = FindingEventKind.ASSIGNED
+    event.assignee = user.get_username() if user else ""
+    finding.assignee = user

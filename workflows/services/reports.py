@@ -109,75 +109,39 @@ class _Outcome:
     auto_resolved: int = 0
 
 
+@dataclass
+class _Plan:
+    """What a report writes: new findings, changed ones, those found again, those closed."""
+
+    to_create: list[Finding] = field(default_factory=list)
+    changed: list[Finding] = field(default_factory=list)  # message, severity, related, reopened
+    present: list[int] = field(default_factory=list)  # ids of existing findings found again
+    resolved: list[int] = field(default_factory=list)
+    events: list[FindingEvent] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    reopened: int = 0
+
+
 def _persist_findings(
     bank: Bank, process: Entry, report: GapReport, gaps: list[Gap], now
 ) -> _Outcome:
     """Match gaps to findings by fingerprint and write only what changed (set-based)."""
     existing = {f.fingerprint: f for f in Finding.objects.filter(bank=bank, process=process)}
-    outcome = _Outcome()
-    to_create: list[Finding] = []
-    changed: list[Finding] = []  # message, severity, related or a reopening
-    present: list[int] = []  # ids of existing findings found again
-    resolved: list[int] = []
-    events: list[FindingEvent] = []
-    seen: set[str] = set()
+    plan = _Plan()
     for gap in gaps:
         fingerprint = finding_fingerprint(process.short_id, gap.rule, list(gap.entries))
-        if fingerprint in seen:
+        if fingerprint in plan.seen:
             continue
-        seen.add(fingerprint)
+        plan.seen.add(fingerprint)
         finding = existing.get(fingerprint)
         if finding is None:
-            to_create.append(
-                Finding(
-                    bank=bank,
-                    process=process,
-                    rule=gap.rule,
-                    fingerprint=fingerprint,
-                    entries=list(gap.entries),
-                    related=list(gap.related),
-                    message=gap.message,
-                    severity=gap.severity,
-                    first_seen_at=now,
-                    last_seen_at=now,
-                    status_changed_at=now,
-                    last_report=report,
-                )
-            )
-            continue
-        present.append(finding.pk)
-        dirty = (finding.message, finding.severity, list(finding.related)) != (
-            gap.message,
-            gap.severity,
-            list(gap.related),
-        )
-        finding.message, finding.severity, finding.related = (
-            gap.message,
-            gap.severity,
-            list(gap.related),
-        )
-        if finding.status == FindingStatus.RESOLVED:
-            events.append(
-                _event(
-                    finding,
-                    FindingEventKind.REOPENED,
-                    report,
-                    now,
-                    to_status=FindingStatus.OPEN,
-                    comment=f"Found again in report #{report.pk}.",
-                )
-            )
-            finding.status = FindingStatus.OPEN
-            finding.status_changed_at = now
-            finding.resolved_at = None
-            outcome.reopened += 1
-            dirty = True
-        if dirty:
-            changed.append(finding)
+            plan.to_create.append(_new_finding(bank, process, report, gap, fingerprint, now))
+        else:
+            _found_again(plan, finding, gap, report, now)
     for fingerprint, finding in existing.items():
-        if fingerprint in seen or finding.status == FindingStatus.RESOLVED:
+        if fingerprint in plan.seen or finding.status == FindingStatus.RESOLVED:
             continue
-        events.append(
+        plan.events.append(
             _event(
                 finding,
                 FindingEventKind.AUTO_RESOLVED,
@@ -187,35 +151,84 @@ def _persist_findings(
                 comment=f"No longer found in report #{report.pk}: the gap was closed.",
             )
         )
-        resolved.append(finding.pk)
-    created = Finding.objects.bulk_create(to_create, batch_size=1000)
-    events.extend(
+        plan.resolved.append(finding.pk)
+    created = _write_plan(plan, report, now)
+    return _Outcome(len(created), plan.reopened, len(plan.resolved))
+
+
+def _new_finding(
+    bank: Bank, process: Entry, report: GapReport, gap: Gap, fingerprint: str, now
+) -> Finding:
+    return Finding(
+        bank=bank,
+        process=process,
+        rule=gap.rule,
+        fingerprint=fingerprint,
+        entries=list(gap.entries),
+        related=list(gap.related),
+        message=gap.message,
+        severity=gap.severity,
+        first_seen_at=now,
+        last_seen_at=now,
+        status_changed_at=now,
+        last_report=report,
+    )
+
+
+def _found_again(plan: _Plan, finding: Finding, gap: Gap, report: GapReport, now) -> None:
+    """An existing finding found again: its words refreshed; reopened if it was resolved."""
+    plan.present.append(finding.pk)
+    fresh = (gap.message, gap.severity, list(gap.related))
+    dirty = (finding.message, finding.severity, list(finding.related)) != fresh
+    finding.message, finding.severity, finding.related = fresh
+    if finding.status == FindingStatus.RESOLVED:
+        plan.events.append(
+            _event(
+                finding,
+                FindingEventKind.REOPENED,
+                report,
+                now,
+                to_status=FindingStatus.OPEN,
+                comment=f"Found again in report #{report.pk}.",
+            )
+        )
+        finding.status = FindingStatus.OPEN
+        finding.status_changed_at = now
+        finding.resolved_at = None
+        plan.reopened += 1
+        dirty = True
+    if dirty:
+        plan.changed.append(finding)
+
+
+def _write_plan(plan: _Plan, report: GapReport, now) -> list[Finding]:
+    """The plan in a handful of set-wise statements; returns the findings created."""
+    created = Finding.objects.bulk_create(plan.to_create, batch_size=1000)
+    plan.events.extend(
         _event(f, FindingEventKind.DETECTED, report, now, from_status="", to_status=f.status)
         for f in created
     )
-    if changed:
+    if plan.changed:
         Finding.objects.bulk_update(
-            changed,
+            plan.changed,
             ["message", "severity", "related", "status", "status_changed_at", "resolved_at"],
             batch_size=500,
         )
-    if present:
-        Finding.objects.filter(pk__in=present).update(last_seen_at=now, last_report=report)
-    if resolved:
-        Finding.objects.filter(pk__in=resolved).update(
+    if plan.present:
+        Finding.objects.filter(pk__in=plan.present).update(last_seen_at=now, last_report=report)
+    if plan.resolved:
+        Finding.objects.filter(pk__in=plan.resolved).update(
             status=FindingStatus.RESOLVED, status_changed_at=now, resolved_at=now
         )
-    FindingEvent.objects.bulk_create(events, batch_size=1000)
+    FindingEvent.objects.bulk_create(plan.events, batch_size=1000)
     GapReport.findings.through.objects.bulk_create(
         [
             GapReport.findings.through(gapreport_id=report.pk, finding_id=pk)
-            for pk in [*(f.pk for f in created), *present]
+            for pk in [*(f.pk for f in created), *plan.present]
         ],
         batch_size=2000,
     )
-    outcome.created = len(created)
-    outcome.auto_resolved = len(resolved)
-    return outcome
+    return created
 
 
 def _event(finding: Finding, kind: str, report: GapReport | None, now, **fields) -> FindingEvent:

@@ -59,13 +59,13 @@ def dead_end(graph: ProcessGraph) -> list[Gap]:
             message = (
                 f"{node.label} leads nowhere and is not marked terminal: work stops at this "
                 "decision whatever the answer. Add the step that follows each answer, or mark it "
-                "terminal (metadata.terminal = true) if the process really ends here."
+                "as an end (tick “Ends its process” on its entry page) if the process really ends here."
             )
         else:
             message = (
                 f"{node.label} has no successor and is not marked terminal: work stops here. "
-                "Add the next step, or mark it terminal (metadata.terminal = true) if the "
-                "process really ends here."
+                "Add the next step, or mark it as an end (tick “Ends its process” on its entry "
+                "page) if the process really ends here."
             )
         gaps.append(Gap(Rule.DEAD_END, (node.short_id,), message, Severity.HIGH))
     return gaps
@@ -179,7 +179,7 @@ def unreachable_step(graph: ProcessGraph) -> list[Gap]:
         message = (
             f"Process '{process.title}' has no start step: no step is marked as where work "
             "begins, so none of its steps can be reached. Mark the first step as the start "
-            "(metadata.start = true)."
+            "(tick “Starts its process” on its entry page)."
         )
         return [
             Gap(
@@ -199,7 +199,7 @@ def unreachable_step(graph: ProcessGraph) -> list[Gap]:
         message = (
             f"{node.label} cannot be reached from any start step: as drawn, work never gets "
             "there. Link it from the step that comes before it (precedes), or mark it as a "
-            "start step (metadata.start = true) if work can begin there."
+            "start step (tick “Starts its process” on its entry page) if work can begin there."
         )
         gaps.append(Gap(Rule.UNREACHABLE_STEP, (node.short_id,), message, Severity.MEDIUM))
     return gaps

@@ -206,25 +206,11 @@ def load_process_graph(bank: Bank, process: Entry) -> ProcessGraph:
         .filter(current_q())
         .values_list("from_entry_id", flat=True)
     )
-    member_rows = (
-        Entry.objects.filter(bank=bank, pk__in=_any_of(member_ids))
-        .exclude(status__in=INACTIVE_STATUSES)
-        .order_by()
-        .values_list("pk", "short_id", "title", "kind__name", "metadata")
-    )
-    for pk, short_id, title, kind, metadata in member_rows:
-        nodes[pk] = _node(pk, short_id, title, kind, metadata, member=True)
+    _add_nodes(bank, nodes, member_ids, member=True)
     graph = ProcessGraph(process=root, nodes=nodes)
     step_ids = [pk for pk, n in nodes.items() if n.is_step]
     if not step_ids or not roles:
         return graph
-
-    by_role: dict[str, dict[int, list[int]]] = {
-        WorkflowRole.PRECEDES: defaultdict(list),
-        WorkflowRole.REQUIRES: defaultdict(list),
-        WorkflowRole.PRODUCES: defaultdict(list),
-        WorkflowRole.OWNED_BY: defaultdict(list),
-    }
     flow_rows = list(
         Edge.objects.filter(bank=bank, type_id__in=list(roles), from_entry_id__in=_any_of(step_ids))
         .filter(current_q())
@@ -234,16 +220,34 @@ def load_process_graph(bank: Bank, process: Entry) -> ProcessGraph:
     # What the steps point at outside the process (roles, shared artifacts, hand-offs).
     outside = {row[1] for row in flow_rows if row[1] not in nodes}
     if outside:
-        outside_rows = (
-            Entry.objects.filter(bank=bank, pk__in=_any_of(outside))
-            .exclude(status__in=INACTIVE_STATUSES)
-            .order_by()
-            .values_list("pk", "short_id", "title", "kind__name", "metadata")
-        )
-        for pk, short_id, title, kind, metadata in outside_rows:
-            nodes[pk] = _node(pk, short_id, title, kind, metadata, member=False)
+        _add_nodes(bank, nodes, outside, member=False)
+    _add_flow(graph, roles, flow_rows)
+    graph.produced_outside = _produced_outside(bank, graph, roles, step_ids)
+    return graph
+
+
+def _add_nodes(bank: Bank, nodes: dict[int, FlowNode], ids, *, member: bool) -> None:
+    """The active entries among ``ids`` as flow nodes (one statement)."""
+    rows = (
+        Entry.objects.filter(bank=bank, pk__in=_any_of(ids))
+        .exclude(status__in=INACTIVE_STATUSES)
+        .order_by()
+        .values_list("pk", "short_id", "title", "kind__name", "metadata")
+    )
+    for pk, short_id, title, kind, metadata in rows:
+        nodes[pk] = _node(pk, short_id, title, kind, metadata, member=member)
+
+
+def _add_flow(graph: ProcessGraph, roles: dict, flow_rows: list[tuple]) -> None:
+    """The steps' edges by workflow role, and the words of a decision's branches."""
+    by_role: dict[str, dict[int, list[int]]] = {
+        WorkflowRole.PRECEDES: defaultdict(list),
+        WorkflowRole.REQUIRES: defaultdict(list),
+        WorkflowRole.PRODUCES: defaultdict(list),
+        WorkflowRole.OWNED_BY: defaultdict(list),
+    }
     for source, target, type_id, label, note in flow_rows:
-        if target not in nodes:  # retired, merged or deleted
+        if target not in graph.nodes:  # retired, merged or deleted
             continue
         targets = by_role[roles[type_id]][source]
         if target not in targets:  # two types with one role (core + bank) count once
@@ -256,23 +260,28 @@ def load_process_graph(bank: Bank, process: Entry) -> ProcessGraph:
     graph.produces = dict(by_role[WorkflowRole.PRODUCES])
     graph.owned_by = dict(by_role[WorkflowRole.OWNED_BY])
 
+
+def _produced_outside(
+    bank: Bank, graph: ProcessGraph, roles: dict, step_ids: list[int]
+) -> frozenset[int]:
+    """What the steps require that a step of another process produces (one statement)."""
     produced_here = {t for targets in graph.produces.values() for t in targets}
     candidates = {
         t
         for targets in graph.requires.values()
         for t in targets
-        if t not in produced_here and not nodes[t].external
+        if t not in produced_here and not graph.nodes[t].external
     }
-    if candidates:
-        produce_types = [pk for pk, role in roles.items() if role == WorkflowRole.PRODUCES]
-        graph.produced_outside = frozenset(
-            Edge.objects.filter(
-                bank=bank, type_id__in=produce_types, to_entry_id__in=_any_of(candidates)
-            )
-            .filter(current_q())
-            .exclude(from_entry_id__in=_any_of(step_ids))
-            .filter(from_entry__kind__name__in=STEP_KINDS)
-            .exclude(from_entry__status__in=INACTIVE_STATUSES)
-            .values_list("to_entry_id", flat=True)
+    if not candidates:
+        return graph.produced_outside
+    produce_types = [pk for pk, role in roles.items() if role == WorkflowRole.PRODUCES]
+    return frozenset(
+        Edge.objects.filter(
+            bank=bank, type_id__in=produce_types, to_entry_id__in=_any_of(candidates)
         )
-    return graph
+        .filter(current_q())
+        .exclude(from_entry_id__in=_any_of(step_ids))
+        .filter(from_entry__kind__name__in=STEP_KINDS)
+        .exclude(from_entry__status__in=INACTIVE_STATUSES)
+        .values_list("to_entry_id", flat=True)
+    )

@@ -316,6 +316,17 @@ async function selectNode(id, fly) {
   }
 }
 
+// The bank's own search, for entries that are not drawn (a large bank draws one view).
+async function findRemote(q) {
+  const resp = await fetch(`${cfg.findUrl}?q=${encodeURIComponent(q)}`, {
+    headers: { Accept: "application/json" }, credentials: "same-origin",
+  });
+  if (!resp.ok) return [];
+  const found = (await resp.json()).results || [];
+  for (const n of found) state.titles.set(n.id, n.title);
+  return found.filter((n) => !state.drawnById.has(n.id));
+}
+
 function renderEntry(entry) {
   state.titles.set(entry.id, entry.title);
   for (const e of entry.edges || []) state.titles.set(e.entry.id, e.entry.title);
@@ -540,7 +551,7 @@ function wire() {
     updateLabels();
   });
   setupSearch($("kbx-search"), $("kbx-search-results"), () => state.visibleNodes,
-    (n) => (n.size !== undefined ? openCommunity(n.cid) : selectNode(n.id, true)));
+    (n) => (n.size !== undefined ? openCommunity(n.cid) : selectNode(n.id, true)), findRemote);
 }
 
 let readyResolve;

@@ -66,7 +66,7 @@ export function describeView(view, data, cfg, overview) {
       note: `Too many entries to draw whole (over ${fmt(cfg.overviewMin)}): the overview shows `
         + `Louvain communities (built ${data.computed_at ? new Date(data.computed_at).toLocaleString() : "?"}`
         + `${outside > 0 ? `; ${fmt(outside)} entries belong to none` : ""}). Each view is laid out `
-        + "on the server when you open it.",
+        + "on the server the first time it is opened, and kept until its edges change.",
     };
   }
   const shown = data.view ? data.view.shown : data.nodes.length;
@@ -77,7 +77,9 @@ export function describeView(view, data, cfg, overview) {
       notice: data.truncated
         ? `Truncated: showing the ${fmt(shown)} most central of its ${fmt(data.view.total)} entries.`
         : "",
-      note: `${fmt(shown)} entries of one community, laid out on the server just now; colours are sub-clusters.`,
+      note: data.layout && data.layout.status === "ready"
+        ? `${fmt(shown)} entries of one community, laid out on the server and kept until its edges change; colours are sub-clusters.`
+        : `${fmt(shown)} entries of one community, laid out on the server just now (kept for the next visit); colours are sub-clusters.`,
     };
   }
   if (view.level === "around") {

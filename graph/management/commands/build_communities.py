@@ -6,6 +6,7 @@ from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from graph.analytics.communities import build_communities
+from graph.analytics.view_cache import warm_views
 from kb.management.commands._base import KbCommand
 from kb.models import Bank
 
@@ -35,6 +36,7 @@ class Command(KbCommand):
             for bank in bar:
                 bar.set_postfix_str(bank.slug)
                 built = build_communities(bank, resolution=options["resolution"])
+                warm_views(bank)  # the explorer's overview and largest communities
                 total += built.communities
                 members += built.members
         self.stdout.write(

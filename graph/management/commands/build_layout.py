@@ -6,6 +6,7 @@ from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from graph.analytics.layout_store import refresh_layout
+from graph.analytics.view_cache import warm_views
 from kb.management.commands._base import KbCommand
 from kb.models import Bank
 
@@ -32,6 +33,7 @@ class Command(KbCommand):
             for bank in bar:
                 bar.set_postfix_str(bank.slug)
                 built = refresh_layout(bank)
+                warm_views(bank)  # the explorer's overview and largest communities
                 nodes += built.nodes
                 took += built.took_ms
         self.stdout.write(
