@@ -91,10 +91,14 @@ def load_walk(checkout: Path, name: str):
     return module
 
 
+NOW = None  # one clock for every walk, so two checkouts' answers compare equal
+
+
 def run_once(walk, bank, hub, direction: str, budget: int):
     limits = walk.Limits(max_depth=4, max_expansions=budget)
+    step = walk.Step(("depends_on",), direction)
     started = time.perf_counter()
-    result = walk.traverse(bank, hub, walk.Step(("depends_on",), direction), limits)
+    result = walk.traverse(bank, hub, step, limits, valid_at=NOW, as_of=NOW)
     body = result.as_json()  # the API's answer is part of the cost
     return time.perf_counter() - started, body
 
@@ -163,6 +167,7 @@ def main() -> None:
 
     django.setup()
     from django.db import connection
+    from django.utils import timezone
 
     from bench.traverse import machine, prepare
     from graph.traversal import walk as this_walk
@@ -172,6 +177,8 @@ def main() -> None:
     with connection.cursor() as cursor:
         bank, etype, _ = prepare(cursor, "bench-traverse-hub", 100_000, 330_000, rng)
         hub = Entry.objects.get(pk=plant_hub(cursor, bank, etype, args.hub_edges, rng))
+    global NOW
+    NOW = timezone.now()
     walks = {"this checkout": this_walk}
     if args.baseline:
         walks[f"baseline ({args.baseline})"] = load_walk(args.baseline, "baseline_walk")
