@@ -18,6 +18,7 @@ scan only to check a bank that the edges already fixed. So:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterable, Sequence
 
@@ -37,7 +38,17 @@ EDGE_COLUMNS = (
     "valid_to",
     "recorded_at",
 )
-_SELECT = ", ".join(f'"graph_edge"."{column}"' for column in EDGE_COLUMNS)
+_TIMES = ("valid_from", "valid_to", "recorded_at")
+# Times travel as microseconds since the epoch (exact: EXTRACT returns numeric) and become
+# datetimes once per distinct value (the edges of one import share theirs): the driver's
+# time-zone-aware loader costs more per row than the rest of the row.
+_SELECT = ", ".join(
+    f'(EXTRACT(EPOCH FROM "graph_edge"."{c}") * 1000000)::bigint'
+    if c in _TIMES
+    else f'"graph_edge"."{c}"'
+    for c in EDGE_COLUMNS
+)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 # (the end in the level, the far end) per direction an edge is crossed
 _ENDS = {"out": ("from_entry_id", "to_entry_id"), "in": ("to_entry_id", "from_entry_id")}
 
@@ -45,6 +56,17 @@ _ENDS = {"out": ("from_entry_id", "to_entry_id"), "in": ("to_entry_id", "from_en
 def id_array(ids: Iterable[int]) -> str:
     """``ids`` as one PostgreSQL array literal, for a ``%s::bigint[]`` parameter."""
     return "{" + ",".join(map(str, ids)) + "}"
+
+
+class Times(dict):
+    """Microseconds since the epoch → an aware UTC datetime, each made once."""
+
+    def __missing__(self, micros: int) -> dt.datetime:
+        value = self[micros] = EPOCH + dt.timedelta(microseconds=micros)
+        return value
+
+    def of(self, micros: int | None) -> dt.datetime | None:
+        return None if micros is None else self[micros]
 
 
 def evidence_of(raw):
@@ -62,6 +84,7 @@ class EdgeReads:
         self.bank_id, self.clock = bank_id, clock
         self.kinds = None if kind_ids is None else id_array(kind_ids)
         self._where: dict[tuple[int, ...], tuple[str, list]] = {}
+        self.times = Times()
 
     def where(self, type_ids: Sequence[int]) -> tuple[str, list]:
         """The ORM's own ``WHERE`` for the bank, the relations and the clocks (compiled once

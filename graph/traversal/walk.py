@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 from django.utils import timezone
 
 from graph.edges.links import believed_q, valid_q
-from graph.edges.notes import note_ends
+from graph.edges.notes import SEPARATOR, note_ends
 from graph.edges.vocab import edge_types_for_bank
 from graph.models import EdgeType
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
@@ -114,8 +114,7 @@ class EdgeRow(NamedTuple):
     recorded_at: dt.datetime
 
 
-@dataclass(frozen=True)
-class NodeInfo:
+class NodeInfo(NamedTuple):
     short_id: str
     title: str
     kind: str
@@ -177,6 +176,29 @@ class TraversalResult:
             "recorded_at": stamp(edge.recorded_at),
         }
 
+    def edges_json(self, stamp=iso) -> dict[str, dict]:
+        """``edge_json`` of every edge of the walk, keyed by id (thousands under a big
+        budget: the common case, a plain note and nothing withheld, is read directly)."""
+        out = {}
+        names, nodes, withheld = self.relation_names, self.nodes, self.withheld
+        for eid, edge in self.edges.items():
+            note = edge.note or ""
+            if eid in withheld or SEPARATOR in note:
+                out[str(eid)] = self.edge_json(edge, stamp)
+                continue
+            out[str(eid)] = {
+                "from": nodes[edge.from_id].short_id,
+                "to": nodes[edge.to_id].short_id,
+                "relation": names.get(edge.type_id, "?"),
+                "note": note,
+                "note_in": note,
+                "evidence": edge.evidence,
+                "valid_from": stamp(edge.valid_from),
+                "valid_to": stamp(edge.valid_to),
+                "recorded_at": stamp(edge.recorded_at),
+            }
+        return out
+
     def searched(self) -> dict:
         """What was asked, so an empty answer states its boundary (``004_*`` 12.11)."""
         start: dict = {"id": self.start.short_id}
@@ -213,7 +235,7 @@ class TraversalResult:
                 info.short_id: {"title": info.title, "kind": info.kind, "key": info.key}
                 for pk, info in self.nodes.items()
             },
-            "edges": {str(eid): self.edge_json(edge, stamp) for eid, edge in self.edges.items()},
+            "edges": self.edges_json(stamp),
             "truncated": self.truncated,
             "limits_hit": list(self.limits_hit),
             "frontier": [self.sid(pk) for pk in self.frontier],
@@ -235,6 +257,8 @@ class TraversalResult:
 
 def approx_tokens(edge: EdgeRow, counter: TokenCounter = DEFAULT_COUNTER) -> int:
     """Tokens of an edge's note and evidence (the project's one counter)."""
+    if not edge.note and not edge.evidence:
+        return counter.count("")
     text = (edge.note or "") + (
         json.dumps(edge.evidence, ensure_ascii=False) if edge.evidence else ""
     )
@@ -372,8 +396,19 @@ def _hop(reads: EdgeReads, level, type_ids, direction: str, limit: int) -> list[
     among the rows read)."""
     if limit <= 0 or not level or not type_ids:
         return []
+    at = reads.times
     rows = [
-        EdgeRow(i, a, b, t, note, evidence_of(ev), vf, vt, rec)
+        EdgeRow(
+            i,
+            a,
+            b,
+            t,
+            note,
+            {} if ev == "{}" else evidence_of(ev),
+            None if vf is None else at[vf],
+            None if vt is None else at[vt],
+            at[rec],
+        )
         for i, a, b, t, note, ev, vf, vt, rec in reads.hop(level, type_ids, direction, limit)
     ]
     rows.sort(key=lambda row: row.id)
@@ -458,9 +493,8 @@ def _open_by(rows, level: set[int], earlier: set[int], direction: str, any_kind:
 def _finish(result: TraversalResult, counter: TokenCounter = DEFAULT_COUNTER) -> None:
     """Paths (up to max_paths), evidence (up to max_evidence_tokens) and the reached entries."""
     counts = {result.start.pk: 1}
-    for pk in result.depth:
-        if pk != result.start.pk:
-            counts[pk] = sum(counts[parent] for parent, _ in result.parents[pk])
+    for pk, links in result.parents.items():  # discovery order: parents come first
+        counts[pk] = counts[links[0][0]] if len(links) == 1 else sum(counts[p] for p, _ in links)
     ends = result.end_nodes()
     result.paths_total = sum(counts[pk] for pk in ends)
     limit = result.limits.max_paths
@@ -482,7 +516,7 @@ def _finish(result: TraversalResult, counter: TokenCounter = DEFAULT_COUNTER) ->
             }
             break
         result.evidence_tokens += cost
-    found = {row[0]: NodeInfo(*row[1:]) for row in entry_rows(result.bank.pk, result.depth)}
+    found = {pk: NodeInfo(*rest) for pk, *rest in entry_rows(result.bank.pk, result.depth)}
     result.nodes = {pk: found[pk] for pk in result.depth}
 
 
