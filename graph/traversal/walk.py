@@ -156,7 +156,8 @@ class TraversalResult:
     def end_nodes(self) -> list[int]:
         """Entries the walk reached and did not go on from, in discovery order."""
         with_children = {parent for links in self.parents.values() for parent, _ in links}
-        return [pk for pk in self.depth if pk != self.start.pk and pk not in with_children]
+        start = self.start.pk
+        return [pk for pk in self.depth if pk != start and pk not in with_children]
 
     def sid(self, pk: int) -> str:
         return self.nodes[pk].short_id
