@@ -134,7 +134,7 @@ class EdgeReads:
     ) -> set[int]:
         """Those of ``nodes`` with an allowed edge, other than ``skip_edges``, to an entry
         not in ``reached``: one statement, one index probe per node and direction."""
-        if not nodes:
+        if not nodes or not type_ids:
             return set()
         where, params = self.where(type_ids)
         probes, args = [], []
