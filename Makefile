@@ -36,7 +36,8 @@ demo: migrate
 
 # The whole system, as production runs it (README, "What make run starts"): Redis (started
 # when nothing answers on KB_REDIS_PORT), gunicorn with uvicorn workers (ASGI), a Celery worker
-# and Celery beat, under honcho (Procfile): one interleaved log, Ctrl-C stops them all. Jobs
+# and Celery beat, under scripts/procrun.py (Procfile): one interleaved log; Ctrl-C stops them
+# all, the worker first finishing its tasks in flight (KB_STOP_TIMEOUT), the broker last. Jobs
 # (imports, embedding, layouts, extraction, gap reports) run on the worker, never in a request.
 run: demo
 	@command -v dot >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
@@ -45,7 +46,7 @@ run: demo
 	@$(PY) manage.py collectstatic --noinput -v 0
 	@echo "Serving Knowledge Bank on http://127.0.0.1:$(PORT)/admin/ (API under /api/v1/, docs at /api/v1/docs/); jobs at /admin/jobs/"
 	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-$(RUN_BROKER_URL)} KB_REDIS_PORT=$(KB_REDIS_PORT) \
-		$(VENV)/bin/honcho -f Procfile start -p $(PORT)
+		$(PY) scripts/procrun.py -f Procfile -p $(PORT)
 
 # Development: Django's auto-reloading server, DEBUG on, plain-text logs.
 dev: demo

@@ -146,7 +146,8 @@ def prepare(cursor, slug: str, n_entries: int, n_edges: int, rng: np.random.Gene
         bank=bank, name=RELATION, defaults={"inverse": "dependency_of", "transitive": True}
     )[0]
     cursor.execute(
-        "SELECT (SELECT count(*) FROM kb_entry WHERE bank_id = %(b)s),"
+        # created_by 'bench': the Zipf graph's entries (bench/traverse_hub.py plants one more)
+        "SELECT (SELECT count(*) FROM kb_entry WHERE bank_id = %(b)s AND created_by = 'bench'),"
         " (SELECT count(*) FROM graph_edge WHERE bank_id = %(b)s AND type_id = %(t)s)",
         {"b": bank.pk, "t": etype.pk},
     )

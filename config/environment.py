@@ -168,6 +168,7 @@ VARIABLES: tuple[Variable, ...] = tuple(
         ("CELERY_BROKER_URL", "str", "", "The broker (`redis://…`); unset, tasks run eagerly in-process."),
         ("CELERY_RESULT_BACKEND", "str", "", "Celery's result backend (unset: none)."),
         ("CELERY_TASK_DEFAULT_QUEUE", "str", "celery", "The queue tasks go to."),
+        ("KB_STOP_TIMEOUT", "int", 60, "Seconds `make run`'s runner gives the worker on Ctrl-C to finish its tasks in flight before it cancels them (back to the queue)."),
         ("KB_CELERY_VISIBILITY_TIMEOUT", "int", 3600, "Seconds before Redis redelivers an unacknowledged task (above the longest import)."),
         ("WORKFLOWS_REGENERATE_COUNTDOWN", "int", 30, "Seconds after an edit before a process's gap report is regenerated (a burst regenerates once)."),
         ("KB_LAYOUT_SYNC_MAX", "int", 2000, "Banks up to this many entries are laid out inside the first graph request."),

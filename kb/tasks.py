@@ -28,13 +28,25 @@ def embed_entries_task(entry_ids: list[int], job_id: int | None = None) -> int:
     return stored
 
 
-@shared_task(name="kb.run_import_job", acks_late=True)
-def run_import_job(job_id: int, restore_deleted: bool = False) -> str:
-    """Run a queued import job; a job that already finished is left alone."""
+# A job found running under another session (its advisory lock held) is looked at again this
+# many seconds later, for up to an hour: after a worker's cold shutdown handed the task back,
+# the cancelled run's database session can outlive it until its statement ends, and the run
+# given the task back must not drop it meanwhile.
+BUSY_RETRY_SECONDS = 5
+BUSY_RETRIES = 720
+
+
+@shared_task(name="kb.run_import_job", acks_late=True, bind=True, max_retries=BUSY_RETRIES)
+def run_import_job(self, job_id: int, restore_deleted: bool = False) -> str:
+    """Run a queued import job; a job that already finished is left alone, and one still
+    running elsewhere is looked at again later (see ``BUSY_RETRY_SECONDS``)."""
     from kb.services.import_jobs import run_import_job as run
 
     with audit.acting_as("celery:import"):
-        return run(job_id, restore_deleted=restore_deleted)
+        status = run(job_id, restore_deleted=restore_deleted)
+    if status in ("queued", "running") and not self.request.is_eager:
+        raise self.retry(countdown=BUSY_RETRY_SECONDS)
+    return status
 
 
 @shared_task(name="kb.ensure_bank_vector_indexes", acks_late=True)

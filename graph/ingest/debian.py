@@ -271,42 +271,70 @@ class DebianLines:
         return "\n".join(json.dumps(line, ensure_ascii=False) for line in self.lines) + "\n"
 
 
-def build_lines(packages: dict[str, Package], names: Iterable[str] | None = None) -> DebianLines:
-    """JSON Lines objects (API.md bulk format) for ``names`` (default: every package). Edges
-    join packages of the set only; a clause with no resolvable alternative makes no edge."""
-    names = list(names if names is not None else packages)
-    resolver = Resolver(packages, names)
-    lines: list[dict] = [
-        {
-            "type": "kind",
-            "name": "package",
-            "weight": 0,
-            "structural": True,
-            "description": "A Debian package.",
-        },
-        {
-            "type": "relation",
-            "name": "depends_on",
-            "inverse": "dependency_of",
-            "fold_role": None,
-            "transitive": True,
-            "workflow_role": None,
-            "neighbor_priority": 30,
-            "description": "Needs the target installed (Depends, Pre-Depends).",
-        },
-    ]
-    maintainers: dict[str, str] = {}
-    sections: set[str] = set()
-    edges: dict[tuple[str, str, str], dict] = {}
-    aliases: list[dict] = []
-    alias_pairs: set[tuple[str, str]] = set()
+HEADER_LINES = (
+    {
+        "type": "kind",
+        "name": "package",
+        "weight": 0,
+        "structural": True,
+        "description": "A Debian package.",
+    },
+    {
+        "type": "relation",
+        "name": "depends_on",
+        "inverse": "dependency_of",
+        "fold_role": None,
+        "transitive": True,
+        "workflow_role": None,
+        "neighbor_priority": 30,
+        "description": "Needs the target installed (Depends, Pre-Depends).",
+    },
+)
+OTHER_RELATIONS = (
+    ("Replaces", "supersedes"),
+    ("Conflicts", "conflicts_with"),
+    ("Breaks", "conflicts_with"),
+)
 
-    def add_edge(source: str, target: str, relation: str, field_name: str, clause: str, alt):
+
+def _entry_line(name: str, package: Package) -> dict:
+    summary, content = _description(package)
+    meta = {
+        k.lower().replace("-", "_"): package.fields[k]
+        for k in ("Version", "Architecture", "Priority", "Source", "Homepage", "Multi-Arch")
+        if package.fields.get(k)
+    }
+    if package.fields.get("Installed-Size", "").isdigit():
+        meta["installed_size_kb"] = int(package.fields["Installed-Size"])
+    section = _section(package)
+    return {
+        "type": "entry",
+        "key": f"deb:{name}",
+        "title": name,
+        "summary": summary,
+        "content": content,
+        "kind": "package",
+        "systems": [section] if section else [],
+        "metadata": meta,
+    }
+
+
+class _Lines:
+    """What :func:`build_lines` collects, package by package."""
+
+    def __init__(self, resolver: Resolver):
+        self.resolver = resolver
+        self.maintainers: dict[str, str] = {}
+        self.sections: set[str] = set()
+        self.edges: dict[tuple[str, str, str], dict] = {}
+        self.entries: list[dict] = []
+
+    def edge(self, source: str, target: str, relation: str, field_name: str, clause: str, alt):
         if source == target:
             return
-        edge = edges.get((source, target, relation))
+        edge = self.edges.get((source, target, relation))
         if edge is None:
-            edge = edges[(source, target, relation)] = {
+            edge = self.edges[(source, target, relation)] = {
                 "type": "edge",
                 "from": source,
                 "to": target,
@@ -326,76 +354,56 @@ def build_lines(packages: dict[str, Package], names: Iterable[str] | None = None
         if alt is not None and alt.name != target.removeprefix("deb:"):
             evidence["via"] = alt.name  # a virtual package, resolved to its provider
 
-    entries = []
-    for name in names:
-        package = packages[name]
-        summary, content = _description(package)
-        meta = {
-            k.lower().replace("-", "_"): package.fields[k]
-            for k in ("Version", "Architecture", "Priority", "Source", "Homepage", "Multi-Arch")
-            if package.fields.get(k)
-        }
-        if package.fields.get("Installed-Size", "").isdigit():
-            meta["installed_size_kb"] = int(package.fields["Installed-Size"])
-        section = _section(package)
-        entries.append(
-            {
-                "type": "entry",
-                "key": f"deb:{name}",
-                "title": name,
-                "summary": summary,
-                "content": content,
-                "kind": "package",
-                "systems": [section] if section else [],
-                "metadata": meta,
-            }
-        )
-        key = f"deb:{name}"
+    def package(self, name: str, package: Package) -> None:
+        entry = _entry_line(name, package)
+        self.entries.append(entry)
+        key = entry["key"]
         for field_name in DEPENDS_FIELDS:
             groups = package.relations.get(field_name, [])
             for group, clause in zip(groups, package.raw_clauses.get(field_name, []), strict=True):
-                found = resolver.first(group)
+                found = self.resolver.first(group)
                 if found:
-                    add_edge(key, f"deb:{found[0]}", "depends_on", field_name, clause, found[1])
-        for field_name, relation in (
-            ("Replaces", "supersedes"),
-            ("Conflicts", "conflicts_with"),
-            ("Breaks", "conflicts_with"),
-        ):
+                    self.edge(key, f"deb:{found[0]}", "depends_on", field_name, clause, found[1])
+        for field_name, relation in OTHER_RELATIONS:
             groups = package.relations.get(field_name, [])
             for group, clause in zip(groups, package.raw_clauses.get(field_name, []), strict=True):
                 for alt in group:  # real packages only: a virtual name means "any provider"
-                    if alt.name in resolver.names:
-                        add_edge(key, f"deb:{alt.name}", relation, field_name, clause, alt)
+                    if alt.name in self.resolver.names:
+                        self.edge(key, f"deb:{alt.name}", relation, field_name, clause, alt)
         maintainer = _maintainer(package.fields.get("Maintainer", ""))
         if maintainer:
             display, email = maintainer
-            maintainers.setdefault(email, display)
-            add_edge(
-                key, f"maint:{email}", "owned_by", "Maintainer", package.fields["Maintainer"], None
-            )
+            self.maintainers.setdefault(email, display)
+            raw = package.fields["Maintainer"]
+            self.edge(key, f"maint:{email}", "owned_by", "Maintainer", raw, None)
+        section = entry["systems"][0] if entry["systems"] else None
         if section:
-            sections.add(section)
-            add_edge(key, f"section:{section}", "part_of", "Section", section, None)
+            self.sections.add(section)
+            self.edge(key, f"section:{section}", "part_of", "Section", section, None)
 
-    # A virtual package names every package that provides it: one alias line per (form,
-    # provider) pair, so resolving the virtual name answers ``ambiguous`` with every provider
-    # (a dependency edge still goes to the preferred one, see ``Resolver``).
-    for virtual, providers in sorted(resolver.providers.items()):
-        form = normalize(virtual)
-        for provider in providers:
-            if form and (form, provider) not in alias_pairs:
-                alias_pairs.add((form, provider))
-                aliases.append(
-                    {
-                        "type": "alias",
-                        "entry": f"deb:{provider}",
-                        "alias": virtual,
-                        "source": "import",
-                    }
-                )
-    for email, display in sorted(maintainers.items()):
-        lines.append(
+    def aliases(self) -> list[dict]:
+        """A virtual package names every package that provides it: one alias line per (form,
+        provider) pair, so resolving the virtual name answers ``ambiguous`` with every
+        provider (a dependency edge still goes to the preferred one, see ``Resolver``)."""
+        lines, pairs = [], set()
+        for virtual, providers in sorted(self.resolver.providers.items()):
+            form = normalize(virtual)
+            for provider in providers:
+                if form and (form, provider) not in pairs:
+                    pairs.add((form, provider))
+                    lines.append(
+                        {
+                            "type": "alias",
+                            "entry": f"deb:{provider}",
+                            "alias": virtual,
+                            "source": "import",
+                        }
+                    )
+        return lines
+
+    def owner_lines(self) -> list[dict]:
+        """The maintainers' and the sections' entries."""
+        lines = [
             {
                 "type": "entry",
                 "key": f"maint:{email}",
@@ -404,9 +412,9 @@ def build_lines(packages: dict[str, Package], names: Iterable[str] | None = None
                 "kind": "team" if TEAM_HINT.search(f"{display} {email}") else "person",
                 "metadata": {"email": email},
             }
-        )
-    for section in sorted(sections):
-        lines.append(
+            for email, display in sorted(self.maintainers.items())
+        ]
+        lines += [
             {
                 "type": "entry",
                 "key": f"section:{section}",
@@ -414,17 +422,30 @@ def build_lines(packages: dict[str, Package], names: Iterable[str] | None = None
                 "summary": f"The packages of the Debian archive section {section}.",
                 "kind": "container",
             }
-        )
-    lines.extend(entries)
-    lines.extend(aliases)
+            for section in sorted(self.sections)
+        ]
+        return lines
+
+
+def build_lines(packages: dict[str, Package], names: Iterable[str] | None = None) -> DebianLines:
+    """JSON Lines objects (API.md bulk format) for ``names`` (default: every package). Edges
+    join packages of the set only; a clause with no resolvable alternative makes no edge."""
+    names = list(names if names is not None else packages)
+    collected = _Lines(Resolver(packages, names))
+    for name in names:
+        collected.package(name, packages[name])
+    aliases = collected.aliases()
+    edges = collected.edges
+    lines = [*(dict(line) for line in HEADER_LINES), *collected.owner_lines()]
+    lines += [*collected.entries, *aliases]
     lines.extend(edges.values())
     relation_counts: dict[str, int] = {}
     for _source, _target, relation in edges:
         relation_counts[relation] = relation_counts.get(relation, 0) + 1
     counts = {
-        "packages": len(entries),
-        "maintainers": len(maintainers),
-        "sections": len(sections),
+        "packages": len(collected.entries),
+        "maintainers": len(collected.maintainers),
+        "sections": len(collected.sections),
         "aliases": len(aliases),
         "edges": len(edges),
         **{f"edges_{k}": v for k, v in sorted(relation_counts.items())},

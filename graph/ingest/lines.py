@@ -5,10 +5,12 @@ Registered with kb's bulk module in ``GraphConfig.ready``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 from django.db import IntegrityError, connection, transaction
@@ -341,96 +343,23 @@ class EdgeLines:
         close the edges the file changes and append the new rows set-wise (COPY of plain rows,
         no model instances), each with history rows."""
         started = time.perf_counter()
-        type_ids = {name: t.pk for name, t in edge_types_for_bank(state.bank).items()}
-        believed: dict[tuple, list[tuple]] = {}
-        with connection.cursor() as cur:
-            cur.execute(
-                "SELECT from_entry_id, to_entry_id, type_id, id, valid_from, valid_to, note, "
-                "label, evidence::text, source FROM graph_edge "
-                "WHERE bank_id = %s AND invalidated_at IS NULL",
-                [state.bank.pk],
-            )
-            for row in cur:
-                believed.setdefault(row[:3], []).append(row[3:])
+        believed = _believed_edges(state.bank.pk)
         read = time.perf_counter()
         now = timezone.now()
-        actor = audit.current().actor
-        bank_id = state.bank.pk
-        to_close: dict[int, str] = {}
-        rows: list[dict] = []
-        lines: dict[int, int] = {}  # entry id -> a line that writes an edge to it
-        ids = state.by_ref
-        counts = state.counts
-        unchanged = created = updated = 0
-        for item in items:
-            d = item.data
-            source, target, type_id = ids[d["from"]], ids[d["to"]], type_ids[d["relation"]]
-            same = believed.get((source, target, type_id))
-            valid_from, valid_to = d["valid_from"], d["valid_to"]
-            if same is not None:
-                for pk, lo, hi, note, label, evidence, edge_source in same:
-                    if (
-                        lo == valid_from
-                        and hi == valid_to
-                        and note == d["note"]
-                        and label == d["label"]
-                        and edge_source == d["source"]
-                        and json.loads(evidence) == d["evidence"]
-                    ):
-                        break
-                    if lo == valid_from and hi == valid_to:
-                        pk = None  # the same interval, changed: replaced below
-                        break
-                else:
-                    pk = None
-                if pk is not None:
-                    unchanged += 1
-                    continue
-                overlapping = [
-                    e[0]
-                    for e in same
-                    if e[0] not in to_close and intervals_overlap(e[1], e[2], valid_from, valid_to)
-                ]
-            else:
-                overlapping = []
-            for old in overlapping:  # the file's version replaces what the bank believed
-                to_close[old] = "re-imported with changes"
-            if overlapping:
-                updated += 1
-            else:
-                created += 1
-            lines.setdefault(source, item.line)
-            lines.setdefault(target, item.line)
-            rows.append(
-                {
-                    "bank_id": bank_id,
-                    "from_entry_id": source,
-                    "to_entry_id": target,
-                    "type_id": type_id,
-                    "label": d["label"],
-                    "note": d["note"],
-                    "evidence": d["evidence"] or {},
-                    "source": d["source"],
-                    "actor": actor,
-                    "valid_from": valid_from,
-                    "valid_to": valid_to,
-                    "recorded_at": now,
-                    "replaces_id": overlapping[0] if overlapping else None,
-                }
-            )
+        plan = _plan_edges(state, items, believed, now)
         for key, value in (
-            ("edges_unchanged", unchanged),
-            ("edges_created", created),
-            ("edges_updated", updated),
+            ("edges_unchanged", plan.unchanged),
+            ("edges_created", plan.created),
+            ("edges_updated", plan.updated),
         ):
             if value:
-                counts[key] = counts.get(key, 0) + value
+                state.counts[key] = state.counts.get(key, 0) + value
         planned = time.perf_counter()
-        _require_linkable_ends(lines)
-        close_edges(to_close, now)
+        _require_linkable_ends(plan.lines)
+        close_edges(plan.to_close, now)
         try:
             with transaction.atomic():
-                copy_dicts(Edge, rows, progress=progress, phase="writing edges", when=now)
+                copy_dicts(Edge, plan.rows, progress=progress, phase="writing edges", when=now)
         except IntegrityError as exc:  # a concurrent writer added the same edge meanwhile
             raise InvalidInput(f"An edge of the file was written meanwhile: {exc}") from exc
         state.timings["edges: read believed"] = read - started
@@ -463,6 +392,95 @@ class EdgeLines:
             if e.valid_to:
                 line["valid_to"] = e.valid_to.isoformat()
             yield line
+
+
+def _believed_edges(bank_id: int) -> dict[tuple, list[tuple]]:
+    """The bank's believed edges as plain values, by (from, to, type)."""
+    believed: dict[tuple, list[tuple]] = {}
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT from_entry_id, to_entry_id, type_id, id, valid_from, valid_to, note, "
+            "label, evidence::text, source FROM graph_edge "
+            "WHERE bank_id = %s AND invalidated_at IS NULL",
+            [bank_id],
+        )
+        for row in cur:
+            believed.setdefault(row[:3], []).append(row[3:])
+    return believed
+
+
+def _repeated(same: list[tuple], d: dict) -> int | None:
+    """The believed edge (its id) that line ``d`` repeats unchanged; None when the line is
+    new or changes the edge of its interval."""
+    for pk, lo, hi, note, label, evidence, edge_source in same:
+        if lo == d["valid_from"] and hi == d["valid_to"]:
+            unchanged = (
+                note == d["note"]
+                and label == d["label"]
+                and edge_source == d["source"]
+                and json.loads(evidence) == d["evidence"]
+            )
+            return pk if unchanged else None
+    return None
+
+
+@dataclass
+class _EdgePlan:
+    """What the edge lines of a file do: new rows, believed edges to close, counts."""
+
+    rows: list[dict] = dataclasses.field(default_factory=list)
+    to_close: dict[int, str] = dataclasses.field(default_factory=dict)
+    lines: dict[int, int] = dataclasses.field(default_factory=dict)  # entry id → a linking line
+    unchanged: int = 0
+    created: int = 0
+    updated: int = 0
+
+
+def _plan_edges(state: ApplyState, items: list[PlannedLine], believed: dict, now) -> _EdgePlan:
+    type_ids = {name: t.pk for name, t in edge_types_for_bank(state.bank).items()}
+    actor, bank_id, ids = audit.current().actor, state.bank.pk, state.by_ref
+    plan = _EdgePlan()
+    for item in items:
+        d = item.data
+        source, target, type_id = ids[d["from"]], ids[d["to"]], type_ids[d["relation"]]
+        same = believed.get((source, target, type_id))
+        valid_from, valid_to = d["valid_from"], d["valid_to"]
+        overlapping = []
+        if same is not None:
+            if _repeated(same, d) is not None:
+                plan.unchanged += 1
+                continue
+            overlapping = [
+                e[0]
+                for e in same
+                if e[0] not in plan.to_close and intervals_overlap(e[1], e[2], valid_from, valid_to)
+            ]
+        for old in overlapping:  # the file's version replaces what the bank believed
+            plan.to_close[old] = "re-imported with changes"
+        if overlapping:
+            plan.updated += 1
+        else:
+            plan.created += 1
+        plan.lines.setdefault(source, item.line)
+        plan.lines.setdefault(target, item.line)
+        plan.rows.append(
+            {
+                "bank_id": bank_id,
+                "from_entry_id": source,
+                "to_entry_id": target,
+                "type_id": type_id,
+                "label": d["label"],
+                "note": d["note"],
+                "evidence": d["evidence"] or {},
+                "source": d["source"],
+                "actor": actor,
+                "valid_from": valid_from,
+                "valid_to": valid_to,
+                "recorded_at": now,
+                "replaces_id": overlapping[0] if overlapping else None,
+            }
+        )
+    return plan
 
 
 def register() -> None:

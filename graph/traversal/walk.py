@@ -28,15 +28,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q
-from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from graph.edges.links import believed_q, valid_q
-from graph.edges.notes import note_ends
+from graph.edges.notes import SEPARATOR, note_ends
 from graph.edges.vocab import edge_types_for_bank
-from graph.models import Edge, EdgeType
+from graph.models import EdgeType
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
+from graph.traversal.reads import EdgeReads, entry_rows, evidence_of
 from kb.errors import InvalidInput, NotFound
 from kb.inputs import check_known
 from kb.models import Bank, Entry
@@ -51,19 +50,6 @@ MAX_PATHS = 10_000
 MAX_EVIDENCE_TOKENS = 1_000_000
 MAX_RELATIONS_PER_STEP = 50
 
-_EDGE_COLUMNS = (
-    "id",
-    "from_entry_id",
-    "to_entry_id",
-    "type_id",
-    "note",
-    "evidence",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-)
-
-
 # --- the plan ---------------------------------------------------------------------------------
 
 
@@ -75,6 +61,16 @@ class Step:
     direction: str = "out"
 
     def as_json(self) -> dict:
+        stamps: dict[dt.datetime, str] = {}  # the edges of one import share their timestamps
+
+        def stamp(value: dt.datetime | None) -> str | None:
+            if value is None:
+                return None
+            text = stamps.get(value)
+            if text is None:
+                text = stamps[value] = value.isoformat()
+            return text
+
         return {"relations": list(self.relations), "direction": self.direction}
 
 
@@ -88,6 +84,16 @@ class Limits:
     max_evidence_tokens: int = 2000
 
     def as_json(self) -> dict:
+        stamps: dict[dt.datetime, str] = {}  # the edges of one import share their timestamps
+
+        def stamp(value: dt.datetime | None) -> str | None:
+            if value is None:
+                return None
+            text = stamps.get(value)
+            if text is None:
+                text = stamps[value] = value.isoformat()
+            return text
+
         return {
             "max_depth": self.max_depth,
             "max_expansions": self.max_expansions,
@@ -108,8 +114,7 @@ class EdgeRow(NamedTuple):
     recorded_at: dt.datetime
 
 
-@dataclass(frozen=True)
-class NodeInfo:
+class NodeInfo(NamedTuple):
     short_id: str
     title: str
     kind: str
@@ -151,25 +156,49 @@ class TraversalResult:
     def end_nodes(self) -> list[int]:
         """Entries the walk reached and did not go on from, in discovery order."""
         with_children = {parent for links in self.parents.values() for parent, _ in links}
-        return [pk for pk in self.depth if pk != self.start.pk and pk not in with_children]
+        start = self.start.pk
+        return [pk for pk in self.depth if pk != start and pk not in with_children]
 
     def sid(self, pk: int) -> str:
         return self.nodes[pk].short_id
 
-    def edge_json(self, edge: EdgeRow) -> dict:
+    def edge_json(self, edge: EdgeRow, stamp=iso) -> dict:
         withheld = edge.id in self.withheld
         from_end, to_end = note_ends(edge.note)  # a system note reads right from each end
         return {
-            "from": self.sid(edge.from_id),
-            "to": self.sid(edge.to_id),
+            "from": self.nodes[edge.from_id].short_id,
+            "to": self.nodes[edge.to_id].short_id,
             "relation": self.relation_names.get(edge.type_id, "?"),
             "note": None if withheld else from_end,
             "note_in": None if withheld else to_end,
             "evidence": None if withheld else edge.evidence,
-            "valid_from": iso(edge.valid_from),
-            "valid_to": iso(edge.valid_to),
-            "recorded_at": iso(edge.recorded_at),
+            "valid_from": stamp(edge.valid_from),
+            "valid_to": stamp(edge.valid_to),
+            "recorded_at": stamp(edge.recorded_at),
         }
+
+    def edges_json(self, stamp=iso) -> dict[str, dict]:
+        """``edge_json`` of every edge of the walk, keyed by id (thousands under a big
+        budget: the common case, a plain note and nothing withheld, is read directly)."""
+        out = {}
+        names, nodes, withheld = self.relation_names, self.nodes, self.withheld
+        for eid, edge in self.edges.items():
+            note = edge.note or ""
+            if eid in withheld or SEPARATOR in note:
+                out[str(eid)] = self.edge_json(edge, stamp)
+                continue
+            out[str(eid)] = {
+                "from": nodes[edge.from_id].short_id,
+                "to": nodes[edge.to_id].short_id,
+                "relation": names.get(edge.type_id, "?"),
+                "note": note,
+                "note_in": note,
+                "evidence": edge.evidence,
+                "valid_from": stamp(edge.valid_from),
+                "valid_to": stamp(edge.valid_to),
+                "recorded_at": stamp(edge.recorded_at),
+            }
+        return out
 
     def searched(self) -> dict:
         """What was asked, so an empty answer states its boundary (``004_*`` 12.11)."""
@@ -187,6 +216,16 @@ class TraversalResult:
         }
 
     def as_json(self) -> dict:
+        stamps: dict[dt.datetime, str] = {}  # the edges of one import share their timestamps
+
+        def stamp(value: dt.datetime | None) -> str | None:
+            if value is None:
+                return None
+            text = stamps.get(value)
+            if text is None:
+                text = stamps[value] = value.isoformat()
+            return text
+
         return {
             "start": {"id": self.start.short_id, "title": self.start.title},
             "paths": [
@@ -197,7 +236,7 @@ class TraversalResult:
                 info.short_id: {"title": info.title, "kind": info.kind, "key": info.key}
                 for pk, info in self.nodes.items()
             },
-            "edges": {str(eid): self.edge_json(edge) for eid, edge in self.edges.items()},
+            "edges": self.edges_json(stamp),
             "truncated": self.truncated,
             "limits_hit": list(self.limits_hit),
             "frontier": [self.sid(pk) for pk in self.frontier],
@@ -219,6 +258,8 @@ class TraversalResult:
 
 def approx_tokens(edge: EdgeRow, counter: TokenCounter = DEFAULT_COUNTER) -> int:
     """Tokens of an edge's note and evidence (the project's one counter)."""
+    if not edge.note and not edge.evidence:
+        return counter.count("")
     text = (edge.note or "") + (
         json.dumps(edge.evidence, ensure_ascii=False) if edge.evidence else ""
     )
@@ -236,92 +277,6 @@ def _type_ids(step: Step, types: dict[str, EdgeType]) -> list[int]:
     return sorted({types[name].pk for name in step.relations})
 
 
-class _InArray(Func):
-    """``column = ANY(%s)`` with one array parameter: a frontier of thousands of ids stays one
-    parameter (``IN (…)`` sends and binds one parameter per id)."""
-
-    template = "(%(expressions)s))"
-    arg_joiner = " = ANY("
-    output_field = BooleanField()
-
-    def __init__(self, column: str, ids):
-        # RawSQL hands the list straight to psycopg (Value with an ArrayField would prepare
-        # every element through Django: seconds for a frontier of 50,000 ids).
-        super().__init__(F(column), RawSQL("%s::bigint[]", (list(ids),)))
-
-
-def _allowed(bank: Bank, type_ids: list[int], clock: Q):
-    # order_by() drops Edge.Meta.ordering: an ORDER BY would make PostgreSQL read every
-    # matching edge of a hub before the LIMIT could stop it.
-    return Edge.objects.filter(bank_id=bank.pk, type_id__in=type_ids).filter(clock).order_by()
-
-
-def _far_end_q(end: str, kind_ids: Sequence[int] | None) -> Q:
-    """The far end (``"to"`` or ``"from"``) is of an allowed kind (no filter without kinds)."""
-    return Q(**{f"{end}_entry__kind_id__in": list(kind_ids)}) if kind_ids is not None else Q()
-
-
-def _read_hop(
-    bank: Bank,
-    level: list[int],
-    type_ids: list[int],
-    direction: str,
-    clock: Q,
-    limit: int,
-    kind_ids: Sequence[int] | None = None,
-) -> list[EdgeRow]:
-    """The allowed edges touching ``level`` in ``direction`` whose far end is of an allowed kind:
-    one statement, at most ``limit``."""
-    if limit <= 0 or not level:
-        return []
-    qs = _allowed(bank, type_ids, clock)
-    out_q = Q(_InArray("from_entry_id", level)) & _far_end_q("to", kind_ids)
-    in_q = Q(_InArray("to_entry_id", level)) & _far_end_q("from", kind_ids)
-    if direction == "out":
-        qs = qs.filter(out_q)
-    elif direction == "in":
-        qs = qs.filter(in_q)
-    else:
-        qs = qs.filter(out_q | in_q)
-    rows = [EdgeRow(*row) for row in qs.values_list(*_EDGE_COLUMNS)[:limit]]
-    rows.sort(key=lambda row: row.id)  # a deterministic expansion order among the rows read
-    return rows
-
-
-def _still_open(
-    bank: Bank,
-    nodes: Sequence[int],
-    type_ids: list[int],
-    direction: str,
-    clock: Q,
-    *,
-    skip_edges: Sequence[int] = (),
-    reached: Sequence[int] = (),
-    kind_ids: Sequence[int] | None = None,
-) -> set[int]:
-    """Those of ``nodes`` with an allowed edge, other than ``skip_edges``, to an entry not in
-    ``reached``: the nodes whose expansion a ceiling cut. One statement (EXISTS per node)."""
-    if not nodes:
-        return set()
-    base = _allowed(bank, type_ids, clock)
-    if skip_edges:
-        base = base.exclude(_InArray("id", skip_edges))
-    conditions = []
-    if direction in ("out", "both"):
-        onward = base.filter(_far_end_q("to", kind_ids), from_entry_id=OuterRef("pk"))
-        conditions.append(
-            Exists(onward.exclude(_InArray("to_entry_id", reached)) if reached else onward)
-        )
-    if direction in ("in", "both"):
-        onward = base.filter(_far_end_q("from", kind_ids), to_entry_id=OuterRef("pk"))
-        conditions.append(
-            Exists(onward.exclude(_InArray("from_entry_id", reached)) if reached else onward)
-        )
-    condition = conditions[0] if len(conditions) == 1 else conditions[0] | conditions[1]
-    found = Entry.objects.filter(_InArray("id", nodes), bank_id=bank.pk).filter(condition)
-    return set(found.order_by().values_list("pk", flat=True))
-
-
 def _chains(result: TraversalResult, node: int) -> Iterator[tuple[list[int], list[int]]]:
     """Every parent chain from the start to ``node``, parents in the order they were found."""
     if node == result.start.pk:
@@ -330,6 +285,37 @@ def _chains(result: TraversalResult, node: int) -> Iterator[tuple[list[int], lis
     for parent, edge_id in result.parents[node]:
         for nodes, edge_ids in _chains(result, parent):
             yield [*nodes, node], [*edge_ids, edge_id]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The hops a walk may take: one Step and its relation ids per depth, up to ``depth_cap``;
+    ``planned`` is the number of steps given (None: one Step repeated up to max_depth)."""
+
+    hops: list[Step]
+    type_ids: list[list[int]]
+    depth_cap: int
+    planned: int | None
+    described: dict  # the plan as ``searched`` states it
+
+
+def _plan(steps: Step | Sequence[Step], limits: Limits, types, kinds) -> _Plan:
+    if isinstance(steps, Step):
+        depth_cap = limits.max_depth or DEFAULT_DEPTH
+        hops, planned = [steps] * depth_cap, None  # only max_depth stops the walk
+        described = {"relations": list(steps.relations), "direction": steps.direction}
+        described["max_depth"] = depth_cap
+    else:
+        hops = list(steps)
+        if not hops:
+            raise InvalidInput("Give at least one step.", code="invalid_steps")
+        planned = len(hops)
+        depth_cap = min(planned, limits.max_depth or planned)
+        described = {"steps": [step.as_json() for step in hops]}
+    type_ids = [_type_ids(step, types) for step in hops]
+    if kinds is not None:
+        described["kinds"] = sorted(kinds)
+    return _Plan(hops, type_ids, depth_cap, planned, described)
 
 
 def traverse(
@@ -352,105 +338,29 @@ def traverse(
         raise NotFound("The start is not an entry of this bank.", code="entry_not_found")
     now = timezone.now()
     types = edge_types_for_bank(bank)
-    if isinstance(steps, Step):
-        depth_cap = limits.max_depth or DEFAULT_DEPTH
-        hops = [steps] * depth_cap
-        planned = None  # no planned end: max_depth is the only thing that stops the walk
-        plan = {"relations": list(steps.relations), "direction": steps.direction}
-        plan["max_depth"] = depth_cap
-    else:
-        hops = list(steps)
-        if not hops:
-            raise InvalidInput("Give at least one step.", code="invalid_steps")
-        planned = len(hops)
-        depth_cap = min(planned, limits.max_depth or planned)
-        plan = {"steps": [step.as_json() for step in hops]}
-    type_ids = [_type_ids(step, types) for step in hops]
-    kind_ids = _kind_ids(bank, kinds)
-    if kinds is not None:
-        plan["kinds"] = sorted(kinds)
+    plan = _plan(steps, limits, types, kinds)
     # believed_q(now) rather than believed_q(None) ("invalidated_at IS NULL"): the latter lets
     # the planner pick the partial GiST exclusion index for to_entry_id lookups, where
     # to_entry_id is not the leading column — thousands of times slower on a large bank.
     clock = believed_q(as_of or now) & valid_q(valid_at or now)
+    reads = EdgeReads(bank.pk, clock, _kind_ids(bank, kinds))
     result = TraversalResult(
         bank=bank,
         start=start_entry,
-        plan=plan,
+        plan=plan.described,
         limits=limits,
         valid_at=valid_at or now,
         as_of=as_of or now,
         relation_names={t.pk: t.name for t in types.values()},
     )
     result.depth[start_entry.pk] = 0
-    budget = limits.max_expansions
-    level = [start_entry.pk]
-    cut_by_budget = False
-    for d in range(depth_cap):
-        if not level:
-            break
-        direction = hops[d].direction
-        rows = _read_hop(bank, level, type_ids[d], direction, clock, budget + 1, kind_ids)
-        result.edges_read += len(rows)
-        expanded = rows[:budget]
-        result.expansions += len(expanded)
-        budget -= len(expanded)
-        in_level = set(level)
-        next_level: list[int] = []
-        for edge in expanded:
-            ends = []
-            if direction in ("out", "both") and edge.from_id in in_level:
-                ends.append((edge.from_id, edge.to_id))
-            if direction in ("in", "both") and edge.to_id in in_level:
-                ends.append((edge.to_id, edge.from_id))
-            for src, dst in ends:
-                known = result.depth.get(dst)
-                if known is None:
-                    result.depth[dst] = d + 1
-                    result.parents[dst] = []
-                    next_level.append(dst)
-                elif known != d + 1:
-                    continue  # reached earlier: the visited set keeps the walk finite
-                result.parents[dst].append((src, edge.id))
-                result.edges[edge.id] = edge
-        if len(rows) > len(expanded):  # the extra row: more edges than the budget allowed
-            cut_by_budget = True
-            result.hit("max_expansions")
-            earlier = [pk for pk, depth in result.depth.items() if depth <= d]
-            frontier = _still_open(
-                bank,
-                level,
-                type_ids[d],
-                direction,
-                clock,
-                skip_edges=[edge.id for edge in expanded],
-                reached=earlier,
-                kind_ids=kind_ids,
-            )
-            if d + 1 < depth_cap:
-                frontier |= _still_open(
-                    bank,
-                    next_level,
-                    type_ids[d + 1],
-                    hops[d + 1].direction,
-                    clock,
-                    reached=list(result.depth),
-                    kind_ids=kind_ids,
-                )
-            result.frontier = [pk for pk in result.depth if pk in frontier]
-            break
-        level = next_level
-    if not cut_by_budget and level and (planned is None or depth_cap < planned):
+    cut, level = _walk(result, reads, plan)
+    if not cut and level and (plan.planned is None or plan.depth_cap < plan.planned):
         # Stopped by max_depth, not by the plan: cut only if some node could have gone on.
-        nxt = hops[depth_cap] if depth_cap < len(hops) else hops[-1]
-        onward = _still_open(
-            bank,
-            level,
-            _type_ids(nxt, types),
-            nxt.direction,
-            clock,
-            reached=list(result.depth),
-            kind_ids=kind_ids,
+        hops = plan.hops
+        nxt = hops[plan.depth_cap] if plan.depth_cap < len(hops) else hops[-1]
+        onward = reads.still_open(
+            level, _type_ids(nxt, types), nxt.direction, reached=list(result.depth)
         )
         if onward:
             result.hit("max_depth")
@@ -459,12 +369,133 @@ def traverse(
     return result
 
 
+def _walk(result: TraversalResult, reads: EdgeReads, plan: _Plan) -> tuple[bool, list[int]]:
+    """The hops, breadth first, until the plan, the depth or the budget ends them: (whether
+    the budget cut the walk, the last level reached)."""
+    budget = result.limits.max_expansions
+    level = [result.start.pk]
+    for d in range(plan.depth_cap):
+        if not level:
+            break
+        direction = plan.hops[d].direction
+        rows = _hop(reads, level, plan.type_ids[d], direction, budget + 1)
+        result.edges_read += len(rows)
+        expanded = rows[:budget]
+        result.expansions += len(expanded)
+        budget -= len(expanded)
+        next_level = _expand(result, set(level), expanded, direction, d + 1)
+        if len(rows) > len(expanded):  # the extra row: more edges than the budget allowed
+            _cut_by_budget(result, reads, plan, d, (level, next_level), rows, len(expanded))
+            return True, level
+        level = next_level
+    return False, level
+
+
+def _hop(reads: EdgeReads, level, type_ids, direction: str, limit: int) -> list[EdgeRow]:
+    """The allowed edges touching ``level`` in ``direction`` whose far end is of an allowed
+    kind: one statement, at most ``limit``, in id order (a deterministic expansion order
+    among the rows read)."""
+    if limit <= 0 or not level or not type_ids:
+        return []
+    at = reads.times
+    rows = [
+        EdgeRow(
+            i,
+            a,
+            b,
+            t,
+            note,
+            {} if ev == "{}" else evidence_of(ev),
+            None if vf is None else at[vf],
+            None if vt is None else at[vt],
+            at[rec],
+        )
+        for i, a, b, t, note, ev, vf, vt, rec in reads.hop(level, type_ids, direction, limit)
+    ]
+    rows.sort(key=lambda row: row.id)
+    return rows
+
+
+def _expand(
+    result: TraversalResult, in_level: set[int], expanded: list[EdgeRow], direction: str, depth: int
+) -> list[int]:
+    """Record the nodes ``expanded`` reaches at ``depth`` and their parents; the new level."""
+    next_level: list[int] = []
+    forward, backward = direction in ("out", "both"), direction in ("in", "both")
+    for edge in expanded:
+        ends = []
+        if forward and edge.from_id in in_level:
+            ends.append((edge.from_id, edge.to_id))
+        if backward and edge.to_id in in_level:
+            ends.append((edge.to_id, edge.from_id))
+        for src, dst in ends:
+            known = result.depth.get(dst)
+            if known is None:
+                result.depth[dst] = depth
+                result.parents[dst] = []
+                next_level.append(dst)
+            elif known != depth:
+                continue  # reached earlier: the visited set keeps the walk finite
+            result.parents[dst].append((src, edge.id))
+            result.edges[edge.id] = edge
+    return next_level
+
+
+def _cut_by_budget(
+    result: TraversalResult,
+    reads: EdgeReads,
+    plan: _Plan,
+    d: int,
+    levels: tuple[list[int], list[int]],
+    rows: list[EdgeRow],
+    kept: int,
+) -> None:
+    """The budget ran out at hop ``d`` after expanding ``kept`` of the ``rows`` read: the
+    frontier is the nodes of the level with an edge left unexpanded to an entry not reached
+    before, and the nodes of the next level that could go on. A node the extra row already
+    proves open needs no statement."""
+    result.hit("max_expansions")
+    level, next_level = levels
+    direction = plan.hops[d].direction
+    earlier = [pk for pk, depth in result.depth.items() if depth <= d]
+    frontier = _open_by(rows[kept:], set(level), set(earlier), direction, reads.kinds is None)
+    frontier |= reads.still_open(
+        [pk for pk in level if pk not in frontier],
+        plan.type_ids[d],
+        direction,
+        skip_edges=[edge.id for edge in rows[:kept]],
+        reached=earlier,
+    )
+    if d + 1 < plan.depth_cap:
+        frontier |= reads.still_open(
+            next_level,
+            plan.type_ids[d + 1],
+            plan.hops[d + 1].direction,
+            reached=list(result.depth),
+        )
+    result.frontier = [pk for pk in result.depth if pk in frontier]
+
+
+def _open_by(rows, level: set[int], earlier: set[int], direction: str, any_kind: bool) -> set:
+    """Nodes of ``level`` that an unexpanded edge of ``rows`` links to an entry not in
+    ``earlier``. The hop's statement checked the far end's kind; crossed both ways with a
+    kind filter, which end was checked is unknown, so nothing is proven then."""
+    if direction == "both" and not any_kind:
+        return set()
+    found = set()
+    for row in rows:
+        if direction in ("out", "both") and row.from_id in level and row.to_id not in earlier:
+            found.add(row.from_id)
+        if direction in ("in", "both") and row.to_id in level and row.from_id not in earlier:
+            found.add(row.to_id)
+    return found
+
+
 def _finish(result: TraversalResult, counter: TokenCounter = DEFAULT_COUNTER) -> None:
     """Paths (up to max_paths), evidence (up to max_evidence_tokens) and the reached entries."""
     counts = {result.start.pk: 1}
-    for pk in result.depth:
-        if pk != result.start.pk:
-            counts[pk] = sum(counts[parent] for parent, _ in result.parents[pk])
+    for pk, links in result.parents.items():  # discovery order: parents come first
+        counts[pk] = counts[links[0][0]] if len(links) == 1 else sum(counts[p] for p, _ in links)
     ends = result.end_nodes()
     result.paths_total = sum(counts[pk] for pk in ends)
     limit = result.limits.max_paths
@@ -486,9 +517,7 @@ def _finish(result: TraversalResult, counter: TokenCounter = DEFAULT_COUNTER) ->
             }
             break
         result.evidence_tokens += cost
-    entries = Entry.objects.filter(_InArray("id", result.depth), bank_id=result.bank.pk).order_by()
-    rows = entries.values_list("pk", "short_id", "title", "kind__name", "key")
-    found = {pk: NodeInfo(sid, title, kind, key) for pk, sid, title, kind, key in rows}
+    found = {pk: NodeInfo(*rest) for pk, *rest in entry_rows(result.bank.pk, result.depth)}
     result.nodes = {pk: found[pk] for pk in result.depth}
 
 

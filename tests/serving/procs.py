@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import kombu.pools
 import redis
-from django.db import connection
+from django.db import connection, connections
 
 from config.celery import app as celery_app
 
@@ -168,3 +168,20 @@ def celery_client(broker: str, queue: str):
             task_default_queue=previous.get("task_default_queue"),
         )
         _reset_celery_caches()
+
+
+@contextlib.contextmanager
+def table_held(table: str = "kb_historicalentry"):
+    """Hold a SHARE lock on ``table`` from a connection of its own until the block ends: a job
+    that writes to it (an import writes history rows) waits inside its write transaction, so
+    the job stays running for as long as the test needs, however fast the box is. Reads do
+    not wait for it."""
+    holder = connections.create_connection("default")
+    try:
+        holder.set_autocommit(False)
+        with holder.cursor() as cursor:
+            cursor.execute(f"LOCK TABLE {table} IN SHARE MODE")
+        yield
+    finally:
+        holder.rollback()
+        holder.close()

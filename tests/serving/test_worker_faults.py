@@ -10,17 +10,24 @@ from __future__ import annotations
 
 import signal
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from django.db import connections
 
 from kb.models import Entry, EntryEmbedding, EntryKind, Job, Operation
 from kb.services.embedding import _source_hash, dimension_texts, get_embedder
 from tests.pg_activity import other_sessions
 
-from .procs import FAULT_BROKER, base_env, celery_client, new_queue, start_worker, stop, wait_for
+from .procs import (
+    FAULT_BROKER,
+    base_env,
+    celery_client,
+    new_queue,
+    start_worker,
+    stop,
+    table_held,
+    wait_for,
+)
 
 pytestmark = [
     pytest.mark.celery_worker,
@@ -55,22 +62,6 @@ def _writing_backends() -> int:
 def _lock_waiters() -> int:
     """Sessions of other processes on this database waiting for a lock."""
     return other_sessions("wait_event_type = 'Lock'")
-
-
-@contextmanager
-def entry_history_held():
-    """Hold a lock that the import's history rows wait for, from a connection of its own: the
-    import's write transaction stays open (having written) until the block ends, so the kill
-    lands inside it however fast the box is."""
-    holder = connections.create_connection("default")
-    try:
-        holder.set_autocommit(False)
-        with holder.cursor() as cursor:
-            cursor.execute("LOCK TABLE kb_historicalentry IN SHARE MODE")
-        yield
-    finally:
-        holder.rollback()
-        holder.close()
 
 
 def test_sigkill_mid_embedding_batch_loses_nothing(fault_queue, bank, settings):
@@ -143,7 +134,7 @@ def test_sigkill_mid_import_leaves_nothing_and_the_job_reruns_once(fault_queue, 
     job = Job.objects.get(public_id=response.json()["job"])
     first = second = None
     try:
-        with entry_history_held():
+        with table_held("kb_historicalentry"):
             first = start_worker(env, fault_queue, log=LOG)
             assert wait_for(
                 lambda: _writing_backends() and _lock_waiters(), timeout=180, interval=0.02

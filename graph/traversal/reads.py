@@ -1,0 +1,178 @@
+"""The SQL statements of a walk (:mod:`graph.traversal.walk`), as compact rows.
+
+A walk that stops at its budget touches thousands of ids (a 20k-edge hub under a 2,000
+expansion budget: 2,000 edges, 2,001 entries). What used to dominate it was not reading the
+rows but handling them: thousands of array elements dumped one by one into each statement
+and planned as constants, every row converted field by field through the ORM, an entry
+scan only to check a bank that the edges already fixed. So:
+
+- The filters of the ORM — bank, relations and both clocks (``believed_q``/``valid_q``, the
+  one declaration of each) — are compiled once per walk and relation set into a ``WHERE``
+  fragment; the statements around it are written here.
+- An id list travels as one ``bigint[]`` literal (``'{1,2,3}'``), joined in one call.
+- Rows come back as plain tuples, not through the ORM's converters.
+- "Which of these nodes could still go on" (the frontier of a cut walk) probes the edges
+  of each node (``unnest`` of the node list, a ``LATERAL … LIMIT 1`` per node), with the
+  nodes already reached excluded by a hashed ``<> ALL``; it reads no entry row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Sequence
+
+from django.db import connection
+from django.db.models import Q
+
+from graph.models import Edge
+
+EDGE_COLUMNS = (
+    "id",
+    "from_entry_id",
+    "to_entry_id",
+    "type_id",
+    "note",
+    "evidence",
+    "valid_from",
+    "valid_to",
+    "recorded_at",
+)
+_TIMES = ("valid_from", "valid_to", "recorded_at")
+# Times travel as microseconds since the epoch (exact: EXTRACT returns numeric) and become
+# datetimes once per distinct value (the edges of one import share theirs): the driver's
+# time-zone-aware loader costs more per row than the rest of the row.
+_SELECT = ", ".join(
+    f'(EXTRACT(EPOCH FROM "graph_edge"."{c}") * 1000000)::bigint'
+    if c in _TIMES
+    else f'"graph_edge"."{c}"'
+    for c in EDGE_COLUMNS
+)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+# (the end in the level, the far end) per direction an edge is crossed
+_ENDS = {"out": ("from_entry_id", "to_entry_id"), "in": ("to_entry_id", "from_entry_id")}
+
+
+def id_array(ids: Iterable[int]) -> str:
+    """``ids`` as one PostgreSQL array literal, for a ``%s::bigint[]`` parameter."""
+    return "{" + ",".join(map(str, ids)) + "}"
+
+
+class Times(dict):
+    """Microseconds since the epoch → an aware UTC datetime, each made once."""
+
+    def __missing__(self, micros: int) -> dt.datetime:
+        value = self[micros] = EPOCH + dt.timedelta(microseconds=micros)
+        return value
+
+    def of(self, micros: int | None) -> dt.datetime | None:
+        return None if micros is None else self[micros]
+
+
+def evidence_of(raw):
+    """A ``jsonb`` column read raw (text) as the ORM's JSONField would give it."""
+    if raw is None or isinstance(raw, (dict, list)):
+        return raw
+    return {} if raw == "{}" else json.loads(raw)
+
+
+class EdgeReads:
+    """The statements of one walk over ``bank_id``'s edges that satisfy ``clock``, reaching
+    only entries of ``kind_ids`` (None: every kind)."""
+
+    def __init__(self, bank_id: int, clock: Q, kind_ids: Sequence[int] | None):
+        self.bank_id, self.clock = bank_id, clock
+        self.kinds = None if kind_ids is None else id_array(kind_ids)
+        self._where: dict[tuple[int, ...], tuple[str, list]] = {}
+        self.times = Times()
+
+    def where(self, type_ids: Sequence[int]) -> tuple[str, list]:
+        """The ORM's own ``WHERE`` for the bank, the relations and the clocks (compiled once
+        per relation set)."""
+        key = tuple(type_ids)
+        if key not in self._where:
+            qs = Edge.objects.filter(bank_id=self.bank_id, type_id__in=key).filter(self.clock)
+            sql, params = qs.query.get_compiler(using=qs.db).compile(qs.query.where)
+            self._where[key] = (sql, list(params))
+        return self._where[key]
+
+    def _touching(self, direction: str, nodes: str) -> tuple[str, list]:
+        """Edges with an end in ``nodes`` (an array literal) crossed in ``direction``, whose
+        far end is of an allowed kind."""
+        parts, params = [], []
+        for way in ("out", "in") if direction == "both" else (direction,):
+            near, far = _ENDS[way]
+            part = f'"graph_edge"."{near}" = ANY(%s::bigint[])'
+            params.append(nodes)
+            if self.kinds is not None:
+                part += (
+                    ' AND EXISTS (SELECT 1 FROM "kb_entry" k WHERE '
+                    f'k.id = "graph_edge"."{far}" AND k.kind_id = ANY(%s::bigint[]))'
+                )
+                params.append(self.kinds)
+            parts.append(f"({part})")
+        return " OR ".join(parts), params
+
+    def hop(self, level: Sequence[int], type_ids, direction: str, limit: int) -> list[tuple]:
+        """At most ``limit`` allowed edges touching ``level`` in ``direction``: one statement.
+        No ORDER BY: PostgreSQL stops reading a hub at the LIMIT."""
+        where, params = self.where(type_ids)
+        touching, more = self._touching(direction, id_array(level))
+        sql = f'SELECT {_SELECT} FROM "graph_edge" WHERE {where} AND ({touching}) LIMIT %s'
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*params, *more, limit])
+            return cursor.fetchall()
+
+    def still_open(
+        self,
+        nodes: Sequence[int],
+        type_ids,
+        direction: str,
+        *,
+        skip_edges: Sequence[int] = (),
+        reached: Sequence[int] = (),
+    ) -> set[int]:
+        """Those of ``nodes`` with an allowed edge, other than ``skip_edges``, to an entry
+        not in ``reached``: one statement, one index probe per node and direction."""
+        if not nodes or not type_ids:
+            return set()
+        where, params = self.where(type_ids)
+        probes, args = [], []
+        for way in ("out", "in") if direction == "both" else (direction,):
+            near, far = _ENDS[way]
+            probe = f'SELECT 1 FROM "graph_edge" WHERE {where} AND "graph_edge"."{near}" = n.id'
+            args += params
+            if skip_edges:
+                probe += ' AND "graph_edge"."id" <> ALL(%s::bigint[])'
+                args.append(id_array(skip_edges))
+            if reached:
+                probe += f' AND "graph_edge"."{far}" <> ALL(%s::bigint[])'
+                args.append(id_array(reached))
+            if self.kinds is not None:
+                probe += (
+                    ' AND EXISTS (SELECT 1 FROM "kb_entry" k WHERE '
+                    f'k.id = "graph_edge"."{far}" AND k.kind_id = ANY(%s::bigint[]))'
+                )
+                args.append(self.kinds)
+            probes.append(f"({probe} LIMIT 1)")
+        # LATERAL … LIMIT 1: one index probe per node and direction, which PostgreSQL cannot
+        # turn into a hash of every edge of the relation (it does with a plain EXISTS).
+        sql = (
+            "SELECT n.id FROM unnest(%s::bigint[]) AS n(id) CROSS JOIN LATERAL "
+            f"(SELECT 1 FROM ({' UNION ALL '.join(probes)}) AS p LIMIT 1) AS hit"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [id_array(nodes), *args])
+            return {row[0] for row in cursor.fetchall()}
+
+
+def entry_rows(bank_id: int, pks: Iterable[int]) -> list[tuple]:
+    """``(pk, short_id, title, kind name, key)`` of the entries ``pks`` of the bank."""
+    sql = (
+        'SELECT e."id", e."short_id", e."title", k."name", e."key" FROM "kb_entry" e '
+        'JOIN "kb_entrykind" k ON k."id" = e."kind_id" '
+        'WHERE e."id" = ANY(%s::bigint[]) AND e."bank_id" = %s'
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [id_array(pks), bank_id])
+        return cursor.fetchall()
