@@ -89,7 +89,9 @@ class MiniLMEmbedder:
         from kb.services.onnx_minilm import load_onnx_minilm
 
         model = load_onnx_minilm(
-            threads=settings.KB_ONNX_THREADS, batch_size=settings.KB_ONNX_BATCH_SIZE
+            threads=settings.KB_ONNX_THREADS,
+            batch_size=settings.KB_ONNX_BATCH_SIZE,
+            token_budget=settings.KB_ONNX_TOKEN_BUDGET,
         )
         if model is not None:
             self.runtime = "onnx"

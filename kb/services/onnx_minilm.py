@@ -30,6 +30,9 @@ MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of the model
 OPSET = 17
 STAMP_NAME = "minilm.onnx.stamp.json"
 MODEL_NAME = "minilm.onnx"
+# Padded word pieces per model call at most (texts x the batch's longest text): measured on this
+# box, README "The model runtime".
+TOKEN_BUDGET = 4096
 
 
 def weights_dir() -> Path:
@@ -135,46 +138,89 @@ def export_model(model_dir: Path | None = None, *, force: bool = False) -> tuple
 
 
 class OnnxMiniLM:
-    """The exported graph run by ONNX Runtime, with the model's own fast tokenizer."""
+    """The exported graph run by ONNX Runtime, with the model's own fast tokenizer.
 
-    def __init__(self, model_path: Path, *, threads: int, batch_size: int):
+    Texts are tokenised in one call without padding, ordered by their number of word pieces
+    and cut into batches of at most ``batch_size`` texts and ``token_budget`` padded word
+    pieces, each padded only to its own longest text: padding was most of the work when a
+    batch mixed a title with a page of prose."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        threads: int,
+        batch_size: int,
+        token_budget: int = TOKEN_BUDGET,
+        spinning: bool = False,
+    ):
         import onnxruntime
         from tokenizers import Tokenizer
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = max(1, threads)
         options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle intra-op threads sleep instead of spinning: on a box shared with the database
+        # and other processes a spinning thread takes the core the work needs.
+        options.add_session_config_entry(
+            "session.intra_op.allow_spinning", "1" if spinning else "0"
+        )
         self.session = onnxruntime.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         tokenizer = Tokenizer.from_file(str(weights_dir() / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.no_padding()
         self.tokenizer = tokenizer
         self.batch_size = max(1, batch_size)
+        self.token_budget = max(MAX_SEQ_LENGTH, token_budget)
         self._lock = threading.Lock()  # one run at a time: the session's threads are the cores
+
+    def batches(self, lengths) -> list:
+        """Index arrays of ``lengths`` (word pieces per text), longest texts first, each batch
+        within ``batch_size`` texts and ``token_budget`` padded word pieces."""
+        import numpy as np
+
+        order = np.argsort(-np.asarray(lengths), kind="stable")
+        out, start = [], 0
+        while start < len(order):
+            longest = int(lengths[order[start]])
+            size = max(1, min(self.batch_size, self.token_budget // max(1, longest)))
+            out.append(order[start : start + size])
+            start += size
+        return out
 
     def encode(self, texts: Sequence[str]):
         import numpy as np
 
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            part = order[start : start + self.batch_size]
-            encodings = self.tokenizer.encode_batch([texts[i] for i in part])
-            ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-            mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
-            types = np.asarray([e.type_ids for e in encodings], dtype=np.int64)
+        if not len(texts):
+            return out
+        encodings = self.tokenizer.encode_batch(list(texts))
+        lengths = [len(e.ids) for e in encodings]
+        for part in self.batches(lengths):
+            width = lengths[part[0]]
+            ids = np.zeros((len(part), width), dtype=np.int64)
+            mask = np.zeros((len(part), width), dtype=np.int64)
+            for row, i in enumerate(part):
+                ids[row, : lengths[i]] = encodings[i].ids
+                mask[row, : lengths[i]] = 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             with self._lock:
-                (vectors,) = self.session.run(
-                    None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-                )
+                (vectors,) = self.session.run(None, feed)
             out[part] = vectors
         return out
 
 
-def load_onnx_minilm(model_dir: Path | None = None, *, threads: int, batch_size: int):
+def load_onnx_minilm(
+    model_dir: Path | None = None,
+    *,
+    threads: int,
+    batch_size: int,
+    token_budget: int = TOKEN_BUDGET,
+):
     """The ONNX runtime model, or None (with a log line saying why) when it cannot be used:
     no export, an export from other weights, or onnxruntime missing."""
     model_dir = model_dir or default_model_dir()
@@ -186,7 +232,12 @@ def load_onnx_minilm(model_dir: Path | None = None, *, threads: int, batch_size:
                 model_dir,
             )
             return None
-        return OnnxMiniLM(model_dir / MODEL_NAME, threads=threads, batch_size=batch_size)
+        return OnnxMiniLM(
+            model_dir / MODEL_NAME,
+            threads=threads,
+            batch_size=batch_size,
+            token_budget=token_budget,
+        )
     except Exception as exc:  # onnxruntime missing or the graph unreadable: PyTorch serves
         logger.warning("embedding: ONNX Runtime unavailable (%s); using PyTorch.", exc)
         return None
