@@ -218,7 +218,9 @@ class OnnxMiniLM:
 
     def batches(self, lengths) -> list:
         """Index arrays of ``lengths`` (word pieces per text), longest texts first, each batch
-        within ``batch_size`` texts and ``token_budget`` padded word pieces."""
+        within ``batch_size`` texts and ``token_budget`` padded word pieces, and none holding a
+        text shorter than half its longest (it would be more padding than text: a write's
+        title-sized texts do not pay for its paragraph)."""
         import numpy as np
 
         order = np.argsort(-np.asarray(lengths), kind="stable")
@@ -226,8 +228,11 @@ class OnnxMiniLM:
         while start < len(order):
             longest = int(lengths[order[start]])
             size = max(1, min(self.batch_size, self.token_budget // max(1, longest)))
-            out.append(order[start : start + size])
-            start += size
+            end = start + 1
+            while end < min(len(order), start + size) and 2 * lengths[order[end]] >= longest:
+                end += 1
+            out.append(order[start:end])
+            start = end
         return out
 
     def encode(self, texts: Sequence[str]):
