@@ -175,7 +175,8 @@ def main() -> None:
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
     modes = [("one pass", runtimes[0])]
     modes += [(m, r) for r in runtimes for m in ("before, eager", "before, broker")]
-    texts = bank_vectors.descriptions(args.entries + (args.requests + 1) * len(modes))
+    needed = (args.requests + 1) * len(modes)
+    texts = bank_vectors.descriptions(args.entries + needed + 5000)
     bank, ids = prepare_bank(texts[: args.entries])
     _, raw = create_token("bench-learning", [bank], "read,write")
     client = APIClient()
@@ -187,7 +188,7 @@ def main() -> None:
         if used != runtime:
             raise SystemExit(f"{runtime} asked, {used} loaded: run manage.py export_onnx_model")
     rng = np.random.default_rng(3)
-    pool = texts[args.entries :]
+    pool = texts[len(ids) :]  # past every learning an earlier run wrote: new ones each run
     bodies = [
         learning(i, pool[i], [ids[j] for j in rng.choice(len(ids), 3, replace=False)])
         for i in range((args.requests + 1) * len(modes))
