@@ -163,7 +163,7 @@ def recall(approx: list[list[int]], exact: list[list[int]]) -> float:
     )
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-bank", type=int, default=50_000)
     parser.add_argument("--banks", type=int, default=5)
@@ -176,92 +176,103 @@ def main() -> None:
         help="hnsw.ef_search values for the old shared-index path (comma-separated): the old"
         " path's recall falls with the bank's share of the index, a larger ef buys it back.",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
 
-    django.setup()
-    import search as search_bench
-    from django.db import connection, transaction
-    from pgvector.psycopg import register_vector
+def load_banks(cursor, args, base: np.ndarray) -> list:
+    """The ``--banks`` banks of ``--per-bank`` vectors each, loaded when missing."""
+    from django.db import transaction
 
     from kb.models import Bank, EntryKind
-    from kb.services.vector_index import existing_indexes
 
-    base, queries = real_vectors(args.real, args.queries)
-    connection.ensure_connection()
-    register_vector(connection.connection)
     kind_id = EntryKind.objects.get(bank=None, name="fact").pk
     banks = []
-    with connection.cursor() as cursor:
-        for b in range(args.banks):
-            bank = Bank.objects.get_or_create(
-                slug=f"bench-vec-{b}", defaults={"name": f"Per-bank vectors {b}"}
-            )[0]
-            banks.append(bank)
-            cursor.execute("SELECT count(*) FROM kb_entryembedding WHERE bank_id = %s", [bank.pk])
-            if cursor.fetchone()[0] != args.per_bank:
-                started = time.perf_counter()
-                with transaction.atomic():
-                    load(
-                        cursor,
-                        bank,
-                        bank_vectors(base, args.per_bank, args.noise, 100 + b),
-                        kind_id,
-                    )
-                print(f"loaded {bank.slug} in {time.perf_counter() - started:.1f}s", flush=True)
-        cursor.execute("VACUUM ANALYZE kb_entryembedding")
-        target = banks[args.banks // 2]
-        # The measured bank's own index (the job builds one per large bank; the other banks'
-        # indexes do not change what this bank's query reads, so they are not built here).
-        cursor.execute("SET maintenance_work_mem = '512MB'")
-        if f"kb_emb_content_bank_{target.pk}" not in existing_indexes(target.pk):
+    for b in range(args.banks):
+        bank = Bank.objects.get_or_create(
+            slug=f"bench-vec-{b}", defaults={"name": f"Per-bank vectors {b}"}
+        )[0]
+        banks.append(bank)
+        cursor.execute("SELECT count(*) FROM kb_entryembedding WHERE bank_id = %s", [bank.pk])
+        if cursor.fetchone()[0] != args.per_bank:
             started = time.perf_counter()
-            with connection.cursor() as c2:
-                c2.execute(
-                    f"CREATE INDEX kb_emb_content_bank_{target.pk} ON kb_entryembedding USING hnsw"
-                    f" (content vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-                    f" WHERE bank_id = {target.pk}"
-                )
-            print(f"built the bank's own index in {time.perf_counter() - started:.1f}s", flush=True)
-        # The same bank alone: its rows in a table of their own with a plain HNSW index; and
-        # the old path: all the banks' rows under one HNSW index, filtered by bank_id.
-        ids = [b.pk for b in banks]
-        copy_table(cursor, "bench_bank_alone", [target.pk], args.per_bank)
-        copy_table(cursor, "bench_banks_shared", ids, args.per_bank * args.banks)
-        cursor.execute("RESET maintenance_work_mem")
-        cursor.execute("SHOW hnsw.iterative_scan")
-        iterative = cursor.fetchone()[0]
-        cursor.execute("SHOW hnsw.ef_search")
-        ef_search = cursor.fetchone()[0]
-        own = ARM.format(table="kb_entryembedding", bank=target.pk)
-        alone = ARM.format(table="bench_bank_alone", bank=target.pk)
-        old = ARM.format(table="bench_banks_shared", bank=target.pk)
-        exact = EXACT.format(table="kb_entryembedding", bank=target.pk)
-        probe = ["[" + ",".join(["0.05"] * len(queries[0])) + "]"]
-        cursor.execute("EXPLAIN " + own, probe)
-        plan = " ".join(r[0] for r in cursor.fetchall())
-        cursor.execute("EXPLAIN " + old, probe)
-        old_plan = " ".join(r[0] for r in cursor.fetchall())
-        ef = int(ef_search)
-        old_efs = [int(x) for x in args.old_ef.split(",") if x.strip()]
-        paths = [(own, ef), (alone, ef), *((old, e) for e in old_efs), (exact, ef)]
-        interleaved(cursor, paths, queries[:10])  # warm-up
-        measured = interleaved(cursor, paths, queries)
-        cursor.execute(f"SET hnsw.ef_search = {ef}")
-    (s_own, h_own), (s_alone, h_alone), *olds, (s_exact, h_exact) = measured
+            with transaction.atomic():
+                load(cursor, bank, bank_vectors(base, args.per_bank, args.noise, 100 + b), kind_id)
+            print(f"loaded {bank.slug} in {time.perf_counter() - started:.1f}s", flush=True)
+    cursor.execute("VACUUM ANALYZE kb_entryembedding")
+    return banks
+
+
+def build_indexes(cursor, args, banks: list, target) -> None:
+    """The measured bank's own index (the job builds one per large bank; the other banks'
+    indexes do not change what this bank's query reads, so they are not built here), the same
+    bank alone in a table of its own with a plain HNSW index, and the old path: all the banks'
+    rows under one HNSW index, filtered by bank_id."""
+    from django.db import connection
+
+    from kb.services.vector_index import existing_indexes
+
+    cursor.execute("SET maintenance_work_mem = '512MB'")
+    if f"kb_emb_content_bank_{target.pk}" not in existing_indexes(target.pk):
+        started = time.perf_counter()
+        with connection.cursor() as c2:
+            c2.execute(
+                f"CREATE INDEX kb_emb_content_bank_{target.pk} ON kb_entryembedding USING hnsw"
+                f" (content vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+                f" WHERE bank_id = {target.pk}"
+            )
+        print(f"built the bank's own index in {time.perf_counter() - started:.1f}s", flush=True)
+    copy_table(cursor, "bench_bank_alone", [target.pk], args.per_bank)
+    copy_table(cursor, "bench_banks_shared", [b.pk for b in banks], args.per_bank * args.banks)
+    cursor.execute("RESET maintenance_work_mem")
+
+
+def show(cursor, name: str) -> str:
+    cursor.execute(f"SHOW {name}")
+    return cursor.fetchone()[0]
+
+
+def explain(cursor, sql: str, probe: list[str]) -> str:
+    cursor.execute("EXPLAIN " + sql, probe)
+    return " ".join(r[0] for r in cursor.fetchall())
+
+
+def measure(cursor, args, target, queries: np.ndarray) -> dict:
+    """The paths query by query in turn; their timings and hits, the settings and the plans."""
+    own = ARM.format(table="kb_entryembedding", bank=target.pk)
+    alone = ARM.format(table="bench_bank_alone", bank=target.pk)
+    old = ARM.format(table="bench_banks_shared", bank=target.pk)
+    exact = EXACT.format(table="kb_entryembedding", bank=target.pk)
+    probe = ["[" + ",".join(["0.05"] * len(queries[0])) + "]"]
+    ef_search = show(cursor, "hnsw.ef_search")
+    ef = int(ef_search)
+    old_efs = [int(x) for x in args.old_ef.split(",") if x.strip()]
+    paths = [(own, ef), (alone, ef), *((old, e) for e in old_efs), (exact, ef)]
+    result = {
+        "iterative": show(cursor, "hnsw.iterative_scan"),
+        "ef_search": ef_search,
+        "plan": explain(cursor, own, probe),
+        "old_plan": explain(cursor, old, probe),
+        "old_efs": old_efs,
+    }
+    interleaved(cursor, paths, queries[:10])  # warm-up
+    result["measured"] = interleaved(cursor, paths, queries)
+    cursor.execute(f"SET hnsw.ef_search = {ef}")
+    return result
+
+
+def report(args, target, queries: np.ndarray, result: dict) -> None:
+    import search as search_bench
+
+    (s_own, h_own), (s_alone, h_alone), *olds, (s_exact, h_exact) = result["measured"]
     print(f"\nMachine: {search_bench.machine()}; load average {os.getloadavg()[0]:.2f}")
-    print(f"hnsw.iterative_scan = {iterative}, hnsw.ef_search = {ef_search}")
+    print(f"hnsw.iterative_scan = {result['iterative']}, hnsw.ef_search = {result['ef_search']}")
+    own_index = f"kb_emb_content_bank_{target.pk}" in result["plan"]
+    print(f"plan of the bank's query uses its own index: {own_index}")
+    shared = "Index Scan using bench_banks_shared" in result["old_plan"]
+    print(f"plan of the old path uses the shared HNSW index: {shared}\n")
     print(
-        f"plan of the bank's query uses its own index: {f'kb_emb_content_bank_{target.pk}' in plan}"
-    )
-    print(
-        "plan of the old path uses the shared HNSW index:"
-        f" {'Index Scan using bench_banks_shared' in old_plan}\n"
-    )
-    print(
-        f"| search (one bank of {args.banks} × {args.per_bank:,}) | p50 / p95 / mean (ms) | recall@10 vs exact |"
+        f"| search (one bank of {args.banks} × {args.per_bank:,}) | p50 / p95 / mean (ms) "
+        "| recall@10 vs exact |"
     )
     print("|---|---|---|")
     rows = [
@@ -270,21 +281,40 @@ def main() -> None:
                 f"old: one HNSW index over all {args.banks} banks, bank_id filter, ef_search {e}",
                 *olds[i],
             )
-            for i, e in enumerate(old_efs)
+            for i, e in enumerate(result["old_efs"])
         ),
         (f"new: the bank's own partial HNSW, {args.banks} banks in the table", s_own, h_own),
         ("same bank alone (own table, HNSW)", s_alone, h_alone),
     ]
     for name, seconds, hits in rows:
-        print(
-            f"| {name} | {search_bench.fmt(search_bench.stats(seconds))} | {recall(hits, h_exact):.3f} |"
-        )
+        stats = search_bench.fmt(search_bench.stats(seconds))
+        print(f"| {name} | {stats} | {recall(hits, h_exact):.3f} |")
+    exact = search_bench.fmt(search_bench.stats(s_exact))
+    print(f"| exact scan of the bank's rows | {exact} | 1.000 |")
     print(
-        f"| exact scan of the bank's rows | {search_bench.fmt(search_bench.stats(s_exact))} | 1.000 |"
+        f"\nVectors: {args.real} real MiniLM embeddings of Debian descriptions, replicated with "
+        f"noise {args.noise}/dim; {len(queries)} held-out description queries."
     )
-    print(
-        f"\nVectors: {args.real} real MiniLM embeddings of Debian descriptions, replicated with noise {args.noise}/dim; {len(queries)} held-out description queries."
-    )
+
+
+def main() -> None:
+    args = parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.db import connection
+    from pgvector.psycopg import register_vector
+
+    base, queries = real_vectors(args.real, args.queries)
+    connection.ensure_connection()
+    register_vector(connection.connection)
+    with connection.cursor() as cursor:
+        banks = load_banks(cursor, args, base)
+        target = banks[args.banks // 2]
+        build_indexes(cursor, args, banks, target)
+        result = measure(cursor, args, target, queries)
+    report(args, target, queries, result)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,40 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
+def reverse_agreement(bank, sample: list[str], ours: dict, slice_names: set) -> tuple[int, list]:
+    """Reverse dependencies of a sample of packages that have dependents, against
+    ``apt-cache rdepends``: (targets that agree, targets)."""
+    from tests.labs import debian_compare
+
+    rsample = [n for n in sample if ours[n]][:50]
+    targets = sorted({d for n in rsample for d in ours[n]})[:50]
+    rdeps = debian_compare.apt_reverse_dependencies(targets)
+    ours_in = debian_compare.graph_reverse_dependencies(bank, targets)
+    dependents = {p for t_ in targets for p in rdeps.get(t_, set()) | ours_in[t_]}
+    forward_all = debian_compare.apt_dependency_groups(sorted(dependents & slice_names))
+    reverse_ok = 0
+    for target in targets:
+        # Dependents apt can satisfy only with ``target`` must be ours; ours must be listed by
+        # apt-cache rdepends or depend on a virtual package apt names ``target`` a provider of
+        # (rdepends does not follow Provides).
+        certain = {
+            p
+            for p, groups in forward_all.items()
+            if {target} in debian_compare.apt_expected_dependencies(groups, slice_names)
+        }
+        via_virtual = {
+            p
+            for p, groups in forward_all.items()
+            for group in groups
+            for _, virtual, providers in group
+            if virtual and target in providers
+        }
+        possible = rdeps.get(target, set()) | via_virtual
+        if certain <= ours_in[target] <= possible:
+            reverse_ok += 1
+    return reverse_ok, targets
+
+
 def agreement_rows(bank, packages: dict, sample_size: int, seed: int) -> list[tuple[str, str]]:
     """Our dependencies and reverse dependencies against ``apt-cache`` for a random sample."""
     from graph.models import Edge
@@ -65,34 +99,7 @@ def agreement_rows(bank, packages: dict, sample_size: int, seed: int) -> list[tu
         agree_traverse += debian_compare.dependencies_agree(walked, expected)
         same += walked == ours[name]
 
-    # Reverse: a sample of packages that have dependents.
-    rsample = [n for n in sample if ours[n]][:50]
-    targets = sorted({d for n in rsample for d in ours[n]})[:50]
-    rdeps = debian_compare.apt_reverse_dependencies(targets)
-    ours_in = debian_compare.graph_reverse_dependencies(bank, targets)
-    dependents = {p for t_ in targets for p in rdeps.get(t_, set()) | ours_in[t_]}
-    forward_all = debian_compare.apt_dependency_groups(sorted(dependents & slice_names))
-    reverse_ok = 0
-    for target in targets:
-        # Dependents apt can satisfy only with ``target`` must be ours; ours must be listed by
-        # apt-cache rdepends or depend on a virtual package apt names ``target`` a provider of
-        # (rdepends does not follow Provides).
-        certain = {
-            p
-            for p, groups in forward_all.items()
-            if {target} in debian_compare.apt_expected_dependencies(groups, slice_names)
-        }
-        via_virtual = {
-            p
-            for p, groups in forward_all.items()
-            for group in groups
-            for _, virtual, providers in group
-            if virtual and target in providers
-        }
-        possible = rdeps.get(target, set()) | via_virtual
-        if certain <= ours_in[target] <= possible:
-            reverse_ok += 1
-
+    reverse_ok, targets = reverse_agreement(bank, sample, ours, slice_names)
     n = len(sample)
     rows += [
         (
@@ -117,7 +124,7 @@ def agreement_rows(bank, packages: dict, sample_size: int, seed: int) -> list[tu
     return rows
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bank", default="bench-debian")
     parser.add_argument("--sample", type=int, default=200)
@@ -125,21 +132,13 @@ def main() -> None:
     parser.add_argument("--reimport", action="store_true")
     parser.add_argument("--real-embedder", action="store_true")
     parser.add_argument("--chunk", type=int, default=25_000, help="Edge lines per import.")
-    args = parser.parse_args()
-    if not args.real_embedder:
-        os.environ["KB_EMBEDDER"] = "hashing"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
+    return parser.parse_args()
 
-    django.setup()
-    from tqdm import tqdm
 
+def read_index():
+    """The package index, parsed and converted to import lines; (packages, built lines)."""
     from graph.ingest import debian
-    from kb.models import Entry
-    from kb.services.banks import ensure_bank
-    from kb.services.bulk import import_bank
 
-    print(f"load average at start: {os.getloadavg()[0]:.2f}")
     started = time.perf_counter()
     text = debian.read_dumpavail()
     read_s = time.perf_counter() - started
@@ -155,66 +154,86 @@ def main() -> None:
         f"convert {build_s:.1f}s → {len(built.lines)} lines ({len(lines) / 1e6:.0f} MB): "
         + ", ".join(f"{k} {v}" for k, v in built.counts.items())
     )
+    return packages, built
 
+
+def bar_progress(bars: dict):
+    from tqdm import tqdm
+
+    def progress(phase: str, done: int, total: int) -> None:
+        bar = bars.get(phase) or bars.setdefault(
+            phase, tqdm(total=total, desc=phase, unit="line", leave=False)
+        )
+        bar.update(done - bar.n)
+
+    return progress
+
+
+def import_chunks(bank, built, chunk_size: int) -> list[tuple[str, str]]:
+    """Entries, aliases and vocabulary first, then the edges in chunks with ANALYZE in
+    between: a single 400k-edge import is quadratic today (see the module docstring)."""
+    import json
+
+    from django.db import connection
+
+    from kb.services.bulk import import_bank
+
+    bars: dict = {}
+    progress = bar_progress(bars)
+    head = [line for line in built.lines if line["type"] != "edge"]
+    edge_lines = [line for line in built.lines if line["type"] == "edge"]
+    chunks = [head] + [
+        edge_lines[i : i + chunk_size] for i in range(0, len(edge_lines), chunk_size)
+    ]
+    totals: dict[str, int] = {}
+    t = time.perf_counter()
+    for number, chunk in enumerate(chunks):
+        text_chunk = "\n".join(json.dumps(line, ensure_ascii=False) for line in chunk)
+        c = time.perf_counter()
+        result = import_bank(
+            bank, text_chunk, reason=f"bench: Debian index {number}", progress=progress
+        )
+        for key, value in result.items():
+            if isinstance(value, int) and key not in ("operation", "lines"):
+                totals[key] = totals.get(key, 0) + value
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE kb_entry; ANALYZE graph_edge; ANALYZE graph_alias")
+        print(f"  chunk {number}: {len(chunk)} lines in {time.perf_counter() - c:.1f}s", flush=True)
+    for bar in bars.values():
+        bar.close()
+    import_s = time.perf_counter() - t
+    rows = [
+        (f"import ({len(chunks)} imports: validate + write + embed)", f"{import_s:.1f} s"),
+        (
+            "  created",
+            f"{totals.get('created', 0)} entries, {totals.get('edges_created', 0)} edges, "
+            f"{totals.get('aliases_created', 0)} aliases",
+        ),
+    ]
+    if totals.get("edges_created"):
+        rows.append(("  per edge", f"{import_s / totals['edges_created'] * 1000:.2f} ms"))
+    return rows
+
+
+def main() -> None:
+    args = parse_args()
+    if not args.real_embedder:
+        os.environ["KB_EMBEDDER"] = "hashing"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from kb.models import Entry
+    from kb.services.banks import ensure_bank
+
+    print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    packages, built = read_index()
     bank, _ = ensure_bank(args.bank)
     have = Entry.objects.filter(bank=bank, kind__name="package").count()
-    rows = []
     if have != len(packages) or args.reimport:
-        bars: dict = {}
-
-        def progress(phase: str, done: int, total: int) -> None:
-            bar = bars.get(phase) or bars.setdefault(
-                phase, tqdm(total=total, desc=phase, unit="line", leave=False)
-            )
-            bar.update(done - bar.n)
-
-        import json
-
-        from django.db import connection
-
-        # Entries, aliases and vocabulary first, then the edges in chunks with ANALYZE in
-        # between: a single 400k-edge import is quadratic today (see the module docstring).
-        head = [line for line in built.lines if line["type"] != "edge"]
-        edge_lines = [line for line in built.lines if line["type"] == "edge"]
-        chunks = [head] + [
-            edge_lines[i : i + args.chunk] for i in range(0, len(edge_lines), args.chunk)
-        ]
-        totals: dict[str, int] = {}
-        t = time.perf_counter()
-        for number, chunk in enumerate(chunks):
-            text_chunk = "\n".join(json.dumps(line, ensure_ascii=False) for line in chunk)
-            c = time.perf_counter()
-            result = import_bank(
-                bank, text_chunk, reason=f"bench: Debian index {number}", progress=progress
-            )
-            for key, value in result.items():
-                if isinstance(value, int) and key not in ("operation", "lines"):
-                    totals[key] = totals.get(key, 0) + value
-            with connection.cursor() as cursor:
-                cursor.execute("ANALYZE kb_entry; ANALYZE graph_edge; ANALYZE graph_alias")
-            print(
-                f"  chunk {number}: {len(chunk)} lines in {time.perf_counter() - c:.1f}s",
-                flush=True,
-            )
-        for bar in bars.values():
-            bar.close()
-        import_s = time.perf_counter() - t
-        result = totals
-        rows.append(
-            (f"import ({len(chunks)} imports: validate + write + embed)", f"{import_s:.1f} s")
-        )
-        rows.append(
-            (
-                "  created",
-                f"{result.get('created', 0)} entries, {result.get('edges_created', 0)} edges, "
-                f"{result.get('aliases_created', 0)} aliases",
-            )
-        )
-        if result.get("edges_created"):
-            rows.append(("  per edge", f"{import_s / result['edges_created'] * 1000:.2f} ms"))
+        rows = import_chunks(bank, built, args.chunk)
     else:
-        rows.append(("import", f"reused bank {bank.slug} ({have} packages)"))
-
+        rows = [("import", f"reused bank {bank.slug} ({have} packages)")]
     rows += agreement_rows(bank, packages, args.sample, args.seed)
     width = max(len(k) for k, _ in rows)
     print()

@@ -171,7 +171,7 @@ def searchable(rows, to_embed: list[int], data_seconds: float, limit: int = 0) -
     rows.append(("  load average after", " ".join(f"{x:.2f}" for x in os.getloadavg())))
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--slice", type=int, default=1500)
     parser.add_argument("--old", default="34d3d58")
@@ -197,157 +197,149 @@ def main() -> None:
     args = parser.parse_args()
     if args.searchable_only:
         args.embed = args.no_old = True
-    if not args.real_embedder:
-        os.environ["KB_EMBEDDER"] = "hashing"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
+    return args
 
-    django.setup()
-    from django.db import connection
-    from django.utils import timezone
 
+class Rows(list):
+    def append(self, row):  # print each figure as soon as it is measured
+        print(f"  = {row[0]}: {row[1]}", flush=True)
+        super().append(row)
+
+
+def progress_printer(label: str):
+    last = {}
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase.startswith("writing ") and (done == total or done - last.get(phase, 0) >= 100_000):
+            last[phase] = done
+            print(f"    {label}: {phase} {done}/{total}", flush=True)
+
+    return progress
+
+
+def timed_import(importer, bank, text, label, **kwargs):
+    started = time.perf_counter()
+    result = importer(bank, text, reason=f"bench: {label}", **kwargs)
+    return result, time.perf_counter() - started
+
+
+def phase_rows(rows: Rows, label: str, timings: dict, seconds: float) -> None:
+    """Seconds per phase of one import (``import_bank(timings=...)``), in order."""
+    print(f"  phases of {label} (load average {os.getloadavg()[0]:.2f}):", flush=True)
+    for phase, spent in timings.items():
+        # "edges: …" are the parts of "write edge lines", shown under it.
+        name = f"  {label}: {phase}" if ":" not in phase else f"      {phase}"
+        rows.append((name, f"{spent:.1f} s ({spent / seconds:.0%})"))
+
+
+def slice_side_by_side(args, packages: dict, rows: Rows, banks: list, stamp: str) -> None:
+    """1. Old and new importers side by side on one slice."""
     from graph.ingest import debian
     from kb.models import Bank
     from kb.services.bulk import import_bank
+
+    names = debian.select_packages(packages, limit=20 if args.searchable_only else args.slice)
+    sliced = debian.build_lines(packages, names)
+    # The old importer refuses a surface form naming two entries (issue 12): both sides of the
+    # comparison take the same file with the first provider's alias only.
+    text = first_provider_only(sliced.lines)
+    print(
+        f"slice: {len(names)} packages → {len(sliced.lines)} lines "
+        "(one alias per virtual package, for the old importer)",
+        flush=True,
+    )
+    times = {}
+    if not args.no_old:
+        old = load_old(args.old)
+        bank = Bank.objects.create(slug=f"bench-import-old-{stamp}", name="old importer")
+        banks.append(bank)
+        result, seconds = timed_import(old.import_bank, bank, text, "old slice")
+        times["old"] = seconds
+        rows.append((f"slice, old importer ({args.old})", f"{seconds:.1f} s ({counted(result)})"))
+    bank = Bank.objects.create(slug=f"bench-import-new-{stamp}", name="new importer")
+    banks.append(bank)
+    result, seconds = timed_import(import_bank, bank, text, "new slice", embed=False)
+    times["new"] = seconds
+    rows.append(("slice, set-wise importer", f"{seconds:.1f} s ({counted(result)})"))
+    if "old" in times:
+        rows.append(("slice speed-up", f"{times['old'] / times['new']:.1f}×"))
+
+
+def history_rows(operation_id: int) -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM graph_historicaledge WHERE operation_id = %s", [operation_id]
+        )
+        count = cursor.fetchone()[0]
+        cursor.execute("ANALYZE kb_entry; ANALYZE graph_edge; ANALYZE graph_alias")
+    return count
+
+
+def whole_index(args, packages: dict, rows: Rows, banks: list, stamp: str):
+    """2. The whole index into a fresh bank; returns (bank, built lines, to_embed, seconds)."""
+    from graph.ingest import debian
+    from kb.models import Bank
+    from kb.services.bulk import import_bank
+
+    built = debian.build_lines(packages)
+    text = built.text()
+    print(
+        f"whole index: {len(built.lines)} lines ({len(text) / 1e6:.0f} MB): "
+        + ", ".join(f"{k} {v}" for k, v in built.counts.items()),
+        flush=True,
+    )
+    whole = Bank.objects.create(slug=f"bench-import-whole-{stamp}", name="Debian index")
+    if not args.keep:
+        banks.append(whole)
+    timings: dict[str, float] = {}
+    result, seconds = timed_import(
+        import_bank,
+        whole,
+        text,
+        "whole index",
+        embed=False,
+        progress=progress_printer("whole"),
+        timings=timings,
+    )
+    to_embed = result.pop("to_embed", [])
+    rows.append(("whole index, set-wise importer", f"{seconds:.1f} s ({counted(result)})"))
+    phase_rows(rows, "whole index", timings, seconds)
+    rows.append(("  lines per second", f"{len(built.lines) / seconds:,.0f}"))
+    rows.append(
+        ("  edge history rows of the import operation", f"{history_rows(result['operation'])}")
+    )
+    return whole, text, to_embed, seconds
+
+
+def reimport_and_check(args, whole, text: str, to_embed: list, packages: dict, rows: Rows):
+    """The same file again (must change nothing), the vectors, then 3. agreement with apt."""
+    from kb.services.bulk import import_bank
     from kb.services.embedding import embed_in_batches
 
-    stamp = f"{timezone.now():%H%M%S}"
-    print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
-    t = time.perf_counter()
-    packages = debian.parse_index(debian.read_dumpavail())
-    print(f"index: {len(packages)} packages, read and parsed in {time.perf_counter() - t:.1f}s")
-    rows: list[tuple[str, str]] = []
-    banks = []
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still drop the banks
-
-    class Rows(list):
-        def append(self, row):  # print each figure as soon as it is measured
-            print(f"  = {row[0]}: {row[1]}", flush=True)
-            super().append(row)
-
-    rows = Rows()
-
-    def progress_printer(label: str):
-        last = {}
-
-        def progress(phase: str, done: int, total: int) -> None:
-            if phase.startswith("writing ") and (
-                done == total or done - last.get(phase, 0) >= 100_000
-            ):
-                last[phase] = done
-                print(f"    {label}: {phase} {done}/{total}", flush=True)
-
-        return progress
-
-    def timed_import(importer, bank, text, label, **kwargs):
+    timings: dict[str, float] = {}
+    again, seconds = timed_import(
+        import_bank, whole, text, "re-import", embed=False, timings=timings
+    )
+    rows.append(
+        (
+            "re-import of the same file",
+            f"{seconds:.1f} s (operation {again['operation']}, {counted(again)})",
+        )
+    )
+    phase_rows(rows, "re-import", timings, seconds)
+    if args.embed:
         started = time.perf_counter()
-        result = importer(bank, text, reason=f"bench: {label}", **kwargs)
-        return result, time.perf_counter() - started
+        written = embed_in_batches(to_embed)
+        seconds = time.perf_counter() - started
+        rows.append(("vectors (embedding job, batches of 256)", f"{seconds:.1f} s for {written}"))
+    from debian import agreement_rows  # bench/debian.py
 
-    def phase_rows(label: str, timings: dict, seconds: float) -> None:
-        """Seconds per phase of one import (``import_bank(timings=...)``), in order."""
-        print(f"  phases of {label} (load average {os.getloadavg()[0]:.2f}):", flush=True)
-        for phase, spent in timings.items():
-            # "edges: …" are the parts of "write edge lines", shown under it.
-            name = f"  {label}: {phase}" if ":" not in phase else f"      {phase}"
-            rows.append((name, f"{spent:.1f} s ({spent / seconds:.0%})"))
+    rows += agreement_rows(whole, packages, args.sample, args.seed)
 
-    try:
-        # 1. Old and new side by side on one slice.
-        names = debian.select_packages(packages, limit=20 if args.searchable_only else args.slice)
-        sliced = debian.build_lines(packages, names)
-        # The old importer refuses a surface form naming two entries (issue 12): both sides
-        # of the comparison take the same file with the first provider's alias only.
-        text = first_provider_only(sliced.lines)
-        print(
-            f"slice: {len(names)} packages → {len(sliced.lines)} lines "
-            "(one alias per virtual package, for the old importer)",
-            flush=True,
-        )
-        times = {}
-        if not args.no_old:
-            old = load_old(args.old)
-            bank = Bank.objects.create(slug=f"bench-import-old-{stamp}", name="old importer")
-            banks.append(bank)
-            result, seconds = timed_import(old.import_bank, bank, text, "old slice")
-            times["old"] = seconds
-            rows.append(
-                (f"slice, old importer ({args.old})", f"{seconds:.1f} s ({counted(result)})")
-            )
-            print(f"  old: {seconds:.1f}s", flush=True)
-        bank = Bank.objects.create(slug=f"bench-import-new-{stamp}", name="new importer")
-        banks.append(bank)
-        result, seconds = timed_import(import_bank, bank, text, "new slice", embed=False)
-        times["new"] = seconds
-        rows.append(("slice, set-wise importer", f"{seconds:.1f} s ({counted(result)})"))
-        print(f"  new: {seconds:.1f}s", flush=True)
-        if "old" in times:
-            rows.append(("slice speed-up", f"{times['old'] / times['new']:.1f}×"))
 
-        # 2. The whole index, then again.
-        built = debian.build_lines(packages)
-        text = built.text()
-        print(
-            f"whole index: {len(built.lines)} lines ({len(text) / 1e6:.0f} MB): "
-            + ", ".join(f"{k} {v}" for k, v in built.counts.items()),
-            flush=True,
-        )
-        whole = Bank.objects.create(slug=f"bench-import-whole-{stamp}", name="Debian index")
-        if not args.keep:
-            banks.append(whole)
-        timings: dict[str, float] = {}
-        result, seconds = timed_import(
-            import_bank,
-            whole,
-            text,
-            "whole index",
-            embed=False,
-            progress=progress_printer("whole"),
-            timings=timings,
-        )
-        to_embed = result.pop("to_embed", [])
-        data_seconds = seconds
-        rows.append(("whole index, set-wise importer", f"{seconds:.1f} s ({counted(result)})"))
-        phase_rows("whole index", timings, seconds)
-        rows.append(("  lines per second", f"{len(built.lines) / seconds:,.0f}"))
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM graph_historicaledge WHERE operation_id = %s",
-                [result["operation"]],
-            )
-            history = cursor.fetchone()[0]
-        rows.append(("  edge history rows of the import operation", f"{history}"))
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE kb_entry; ANALYZE graph_edge; ANALYZE graph_alias")
-        if args.searchable_only:
-            searchable(rows, to_embed, data_seconds, args.vectors_limit)
-        else:
-            timings = {}
-            again, seconds = timed_import(
-                import_bank, whole, text, "re-import", embed=False, timings=timings
-            )
-            rows.append(
-                (
-                    "re-import of the same file",
-                    f"{seconds:.1f} s (operation {again['operation']}, {counted(again)})",
-                )
-            )
-            phase_rows("re-import", timings, seconds)
-            if args.embed:
-                started = time.perf_counter()
-                written = embed_in_batches(to_embed)
-                seconds = time.perf_counter() - started
-                rows.append(
-                    ("vectors (embedding job, batches of 256)", f"{seconds:.1f} s for {written}")
-                )
-
-            # 3. Agreement with apt-cache.
-            from debian import agreement_rows  # bench/debian.py
-
-            rows += agreement_rows(whole, packages, args.sample, args.seed)
-    finally:
-        for bank in banks:
-            drop_bank(bank)
+def print_rows(rows: Rows, banks: list) -> None:
     width = max(len(k) for k, _ in rows)
     print()
     for key, value in rows:
@@ -357,6 +349,38 @@ def main() -> None:
         f"{os.getloadavg()[0]:.2f}"
     )
     print(json.dumps({"banks_dropped": [b.slug for b in banks]}))
+
+
+def main() -> None:
+    args = parse_args()
+    if not args.real_embedder:
+        os.environ["KB_EMBEDDER"] = "hashing"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.utils import timezone
+
+    from graph.ingest import debian
+
+    stamp = f"{timezone.now():%H%M%S}"
+    print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
+    t = time.perf_counter()
+    packages = debian.parse_index(debian.read_dumpavail())
+    print(f"index: {len(packages)} packages, read and parsed in {time.perf_counter() - t:.1f}s")
+    rows, banks = Rows(), []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still drop the banks
+    try:
+        slice_side_by_side(args, packages, rows, banks, stamp)
+        whole, text, to_embed, data_seconds = whole_index(args, packages, rows, banks, stamp)
+        if args.searchable_only:
+            searchable(rows, to_embed, data_seconds, args.vectors_limit)
+        else:
+            reimport_and_check(args, whole, text, to_embed, packages, rows)
+    finally:
+        for bank in banks:
+            drop_bank(bank)
+    print_rows(rows, banks)
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def label(sql: str) -> str:
     return s[:48]
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=120)
@@ -116,7 +116,10 @@ def main() -> None:
         default="onnx,torch",
         help="Model runtimes measured side by side (KB_EMBEDDING_RUNTIME), new questions each.",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def setup(args: argparse.Namespace) -> None:
     os.environ["OMP_NUM_THREADS"] = str(args.torch_threads)  # before torch is imported
     os.environ["KB_ONNX_THREADS"] = str(args.torch_threads)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -126,29 +129,22 @@ def main() -> None:
     import logging
 
     logging.getLogger("config.serving.request").setLevel(logging.WARNING)  # one line a request
-    import bank_vectors
-    import search as search_bench
     from django.conf import settings
-    from django.db import connection, transaction
-    from django.test.utils import CaptureQueriesContext
-    from pgvector.psycopg import register_vector
-    from rest_framework.test import APIClient
-
-    from kb.models import Bank, EntryKind
-    from kb.services.embedding import get_embedder
-    from kb.services.tokens import create_token
-    from kb.services.vector_index import ensure_bank_vector_indexes
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     if settings.KB_RATE_LIMIT_PER_MINUTE:  # still counted (one statement), never refused here
         settings.KB_RATE_LIMIT_PER_MINUTE = 10**9
-    rng = np.random.default_rng(9)
-    base, _ = bank_vectors.real_vectors(4000, 200)
-    q = args.queries
-    texts = bank_vectors.descriptions(4000 + 200 + 2 * q + 120 + 10)[4200:]
-    questions, model_texts, warm = texts[:q], texts[q : 2 * q], texts[-10:]
-    # Long questions (about 250 word pieces each; the model reads at most 256).
-    long_texts = [" ".join(texts[2 * q + i : 2 * q + i + 12]) for i in range(0, 120, 12)]
+
+
+def prepare_bank(args: argparse.Namespace, base: np.ndarray, rng):
+    """The bench bank, loaded when missing, with its own vector indexes; returns (bank,
+    (entries, vectors, edges), index report)."""
+    from django.db import connection, transaction
+    from pgvector.psycopg import register_vector
+
+    from kb.models import Bank, EntryKind
+    from kb.services.vector_index import ensure_bank_vector_indexes
+
     connection.ensure_connection()
     register_vector(connection.connection)
     kind_id = EntryKind.objects.get(bank=None, name="fact").pk
@@ -159,18 +155,30 @@ def main() -> None:
             slug=f"bench-e2e-{args.size}", defaults={"name": f"E2E query bench {args.size:,}"}
         )[0]
     with connection.cursor() as cursor:
-        entries, vectors, edges = counts(cursor, bank.pk)
-        if not args.bank and (entries, vectors) != (args.size, args.size):
+        sizes = counts(cursor, bank.pk)
+        if not args.bank and sizes[:2] != (args.size, args.size):
             started = time.perf_counter()
             with transaction.atomic():
                 load(cursor, bank, base, args.size, kind_id, rng)
             cursor.execute("VACUUM ANALYZE kb_entry, kb_entryembedding, graph_edge")
             print(f"loaded in {time.perf_counter() - started:.1f}s", flush=True)
-            entries, vectors, edges = counts(cursor, bank.pk)
+            sizes = counts(cursor, bank.pk)
         cursor.execute("SET maintenance_work_mem = '512MB'")
     report = ensure_bank_vector_indexes(bank, concurrently=False)
     if report.created:
         print(f"built {', '.join(report.created)} in {report.seconds:.1f}s", flush=True)
+    return bank, sizes, report
+
+
+def query_runner(bank):
+    """``run(texts)``: POST each as a hybrid query; (seconds, per-statement times, statement
+    counts, SQL seconds) per query."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    from kb.services.tokens import create_token
+
     _, raw = create_token("bench-e2e", [bank], "read")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
@@ -190,75 +198,80 @@ def main() -> None:
                 per_statement[label(q["sql"])].append(float(q["time"]))
         return seconds, per_statement, statements, sql
 
-    from kb.services import embedding as embedding_service
+    return run
 
-    runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
+
+def time_embedding(embedder, text: str, into: list[float]) -> None:
+    started = time.perf_counter()
+    embedder.embed([text])
+    into.append(time.perf_counter() - started)
+
+
+def alternate(run, runtimes: list[str], texts: dict[str, list[str]], q: int) -> dict:
+    """Query by query, the runtimes take turns (each on new questions: the query-vector cache
+    must not serve them), so load from other processes and the warming of the bank's pages hit
+    them alike. Returns per runtime (embedder, new-question s, model s, long-text s,
+    per-statement times, statement counts)."""
+    from django.conf import settings
+
+    from kb.services import embedding as embedding_service
+    from kb.services.embedding import get_embedder
+
     embedders = {}
     for runtime in runtimes:  # load each runtime once; get_embedder() keeps one per runtime
         settings.KB_EMBEDDING_RUNTIME = runtime
         embedders[runtime] = get_embedder()
-        run(warm[:3])  # model load, connection, first plans
+        run(texts["warm"][:3])  # model load, connection, first plans
     embedding_service._QUERY_CACHE.clear()
-    timings = {r: ([], [], [], defaultdict(list), []) for r in runtimes}
-    # Query by query, the runtimes take turns (each on new questions: the query-vector cache
-    # must not serve them), so load from other processes and the warming of the bank's pages
-    # hit them alike.
+    timings = {r: (embedders[r], [], [], [], defaultdict(list), []) for r in runtimes}
     per_runtime = max(1, q // len(runtimes))
     for i in range(per_runtime * len(runtimes)):
         runtime = runtimes[i % len(runtimes)]
         settings.KB_EMBEDDING_RUNTIME = runtime
-        new_s, embed_s, long_s, per_st, statements = timings[runtime]
-        seconds, stmts, counts_, _ = run([questions[i]])
+        embedder, new_s, embed_s, long_s, per_st, statements = timings[runtime]
+        seconds, stmts, counts_, _ = run([texts["questions"][i]])
         new_s += seconds
         statements += counts_
         for key, values in stmts.items():
             per_st[key] += values
-        embedder = embedders[runtime]
-        started = time.perf_counter()
-        embedder.embed([model_texts[i]])
-        embed_s.append(time.perf_counter() - started)
-        if i < len(long_texts) * len(runtimes):
-            started = time.perf_counter()
-            embedder.embed([long_texts[i // len(runtimes)]])
-            long_s.append(time.perf_counter() - started)
-    measured = {}
-    for runtime, (new_s, embed_s, long_s, _, _) in timings.items():
-        used = getattr(embedders[runtime], "runtime", "") or runtime
-        measured[runtime] = (used, new_s, embed_s, long_s, os.getloadavg())
-    per_statement, statements = timings[runtimes[0]][3], timings[runtimes[0]][4]
-    new_s = timings[runtimes[0]][0]
-    embedder = embedders[runtimes[0]]
-    settings.KB_EMBEDDING_RUNTIME = runtimes[0]
-    repeat_s, _, _, repeat_sql = run(questions[: max(1, per_runtime // 2)])
-    try:
-        import torch
+        time_embedding(embedder, texts["model"][i], embed_s)
+        if i < len(texts["long"]) * len(runtimes):
+            time_embedding(embedder, texts["long"][i // len(runtimes)], long_s)
+    return timings
 
-        threads = f"torch threads {torch.get_num_threads()}"
-    except ImportError:  # pragma: no cover - the model needs torch
-        threads = "no torch"
+
+def print_report(bank, sizes, report, timings, repeat, load_after) -> None:
+    import search as search_bench
+
+    first = next(iter(timings.values()))
+    embedder, new_s, _, _, per_statement, statements = first
+    repeat_s, repeat_sql = repeat
     print(f"\nMachine: {search_bench.machine()}; load average {os.getloadavg()[0]:.2f}")
     print(
-        f"Bank {bank.slug}: {entries:,} entries, {vectors:,} vectors, {edges:,} edges;"
+        f"Bank {bank.slug}: {sizes[0]:,} entries, {sizes[1]:,} vectors, {sizes[2]:,} edges;"
         f" own HNSW indexes: {', '.join(report.present + report.created) or 'none (exact scan)'}"
     )
     print(
         f"fold on (pool 20, limit 8, neighbours 3); statements per query: "
         f"{min(statements)}–{max(statements)} (median {int(np.median(statements))});"
-        f" embedder {embedder.name}, {threads}\n"
+        f" embedder {embedder.name}\n"
     )
     print("| POST /query (hybrid, fold on) | runtime | p50 (ms) | p95 (ms) | load (1/5/15 min) |")
     print("|---|---|---|---|---|")
-    for used, new_s, embed_s, long_s, load_avg in measured.values():
-        loads = "/".join(f"{x:.1f}" for x in load_avg)
+    loads = "/".join(f"{x:.1f}" for x in load_after)
+    for runtime, (used, new, embed_s, long_s, _, _) in timings.items():
+        used = getattr(used, "runtime", "") or runtime
         for name, s in (
-            (f"new question (embedding computed), {len(new_s)}", new_s),
+            (f"new question (embedding computed), {len(new)}", new),
             (f"the model alone (embed one new text), {len(embed_s)}", embed_s),
             (f"the model alone, a ~250-word-piece question, {len(long_s)}", long_s),
         ):
             p50, p95 = percentiles(s)
             print(f"| {name} | {used} | {p50:.1f} | {p95:.1f} | {loads} |")
     p50, p95 = percentiles(repeat_s)
-    print(f"| repeated question (embedding cached), {len(repeat_s)} | — | {p50:.1f} | {p95:.1f} | |")
+    print(
+        f"| repeated question (embedding cached), {len(repeat_s)} | — | {p50:.1f} | {p95:.1f} | |"
+    )
     print(
         f"\nrepeated question: its SQL statements take p50 {percentiles(repeat_sql)[0]:.1f} ms"
         f" of the {percentiles(repeat_s)[0]:.1f} ms"
@@ -268,6 +281,33 @@ def main() -> None:
     for name, times in sorted(per_statement.items(), key=lambda kv: -np.percentile(kv[1], 50)):
         p50, p95 = percentiles(times)
         print(f"| {name} | {len(times) / len(new_s):.1f} | {p50:.2f} | {p95:.2f} |")
+
+
+def main() -> None:
+    args = parse_args()
+    setup(args)
+    import bank_vectors
+    from django.conf import settings
+
+    rng = np.random.default_rng(9)
+    base, _ = bank_vectors.real_vectors(4000, 200)
+    q = args.queries
+    pool = bank_vectors.descriptions(4000 + 200 + 2 * q + 120 + 10)[4200:]
+    texts = {
+        "questions": pool[:q],
+        "model": pool[q : 2 * q],
+        "warm": pool[-10:],
+        # Long questions (about 250 word pieces each; the model reads at most 256).
+        "long": [" ".join(pool[2 * q + i : 2 * q + i + 12]) for i in range(0, 120, 12)],
+    }
+    bank, sizes, report = prepare_bank(args, base, rng)
+    run = query_runner(bank)
+    runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
+    timings = alternate(run, runtimes, texts, q)
+    load_after = os.getloadavg()
+    settings.KB_EMBEDDING_RUNTIME = runtimes[0]
+    repeat_s, _, _, repeat_sql = run(texts["questions"][: max(1, q // len(runtimes) // 2)])
+    print_report(bank, sizes, report, timings, (repeat_s, repeat_sql), load_after)
 
 
 if __name__ == "__main__":

@@ -297,6 +297,7 @@ KB_ONNX_MODEL_DIR = env["KB_ONNX_MODEL_DIR"] or str(BASE_DIR / ".models")
 # under gunicorn, else the cores) and texts per model call. Measured: README, "Model runtime".
 KB_ONNX_THREADS = env["KB_ONNX_THREADS"] or env["OMP_NUM_THREADS"] or (os.cpu_count() or 1)
 KB_ONNX_BATCH_SIZE = env["KB_ONNX_BATCH_SIZE"]
+KB_ONNX_TOKEN_BUDGET = env["KB_ONNX_TOKEN_BUDGET"]
 # Edge extraction with an OpenAI-compatible chat-completions endpoint (the "llm" extractor;
 # the "local" one needs nothing). URL is the API base (…/v1) or the full …/chat/completions.
 KB_EXTRACT_LLM_URL = env["KB_EXTRACT_LLM_URL"]

@@ -23,12 +23,14 @@ from kb.models import Bank, Job, Scope
 from kb.presenters import MAX_MAX_CHARS, MIN_MAX_CHARS, shorten_texts
 from kb.services import import_jobs
 from kb.services.duplicates import read_allow_duplicate
+from kb.services.embedding import one_forward_pass
 from kb.services.entries import (
     EDITABLE_FIELDS,
     clean_entry_data,
     create_entry,
     find_entry,
     update_entry,
+    write_texts,
 )
 from kb.services.feedback import entry_feedback
 from kb.services.guard import check_learning
@@ -134,11 +136,14 @@ class EntryListView(BankAPIView):
         body = dict(self.json_body(request))
         allow_duplicate = read_allow_duplicate(body)
         data = clean_entry_data(bank_obj, body)
-        check_learning(data)
-        entry = create_entry(
-            bank_obj, data, actor=actor_for(request), allow_duplicate=allow_duplicate
-        )
-        feedback = entry_feedback(bank_obj, entry, data.get("connections"))
+        # One model call for the whole write: the guard, the duplicate check, the entry's
+        # vectors and the feedback's similar entries all read this pass.
+        with one_forward_pass(write_texts(data)):
+            check_learning(data)
+            entry = create_entry(
+                bank_obj, data, actor=actor_for(request), allow_duplicate=allow_duplicate
+            )
+            feedback = entry_feedback(bank_obj, entry, data.get("connections"))
         return Response(
             {**entry_detail(find_entry(bank_obj, entry.short_id)), **feedback.as_json()},
             status=status.HTTP_201_CREATED,

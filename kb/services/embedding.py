@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import re
@@ -17,7 +18,9 @@ import threading
 import urllib.error
 import urllib.request
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Protocol
 
@@ -27,6 +30,7 @@ from django.utils import timezone
 from kb.models import Entry, EntryEmbedding
 
 DIMENSIONS = ("content", "useful_for", "context")
+logger = logging.getLogger(__name__)
 
 
 class EmbedderError(RuntimeError):
@@ -85,7 +89,9 @@ class MiniLMEmbedder:
         from kb.services.onnx_minilm import load_onnx_minilm
 
         model = load_onnx_minilm(
-            threads=settings.KB_ONNX_THREADS, batch_size=settings.KB_ONNX_BATCH_SIZE
+            threads=settings.KB_ONNX_THREADS,
+            batch_size=settings.KB_ONNX_BATCH_SIZE,
+            token_budget=settings.KB_ONNX_TOKEN_BUDGET,
         )
         if model is not None:
             self.runtime = "onnx"
@@ -236,7 +242,7 @@ def embed_entries(
             if texts[dim].strip():
                 slots.append((i, dim))
                 flat.append(texts[dim])
-    vectors = embedder.embed(flat)
+    vectors = embed_remembering(embedder, flat)
     per_entry: list[dict[str, list[float] | None]] = [dict.fromkeys(DIMENSIONS) for _ in todo]
     for (i, dim), vector in zip(slots, vectors, strict=True):
         per_entry[i][dim] = vector
@@ -291,8 +297,12 @@ _QUERY_CACHE_LOCK = threading.Lock()
 
 
 def embed_query(text: str, embedder: Embedder | None = None) -> list[float]:
-    """The query's vector; repeated texts come from a bounded per-process cache."""
+    """The query's vector; a text of the current write's forward pass (:func:`one_forward_pass`)
+    or a repeated text (a bounded per-process cache) does not run the model."""
     embedder = embedder or get_embedder()
+    remembered = remembered_vector(embedder.name, text)
+    if remembered is not None:
+        return remembered
     size = settings.KB_QUERY_EMBEDDING_CACHE
     if size <= 0:
         return QueryVector(embedder.embed([text])[0])
@@ -308,6 +318,66 @@ def embed_query(text: str, embedder: Embedder | None = None) -> list[float]:
         while len(_QUERY_CACHE) > size:
             _QUERY_CACHE.popitem(last=False)
     return vector
+
+
+# One write, one forward pass: the texts a write needs vectors for (the guard's statement, the
+# duplicate check's and the write feedback's content text, the entry's three search dimensions)
+# are embedded together when the write starts; within it, embed_query, embed_entries and the
+# guard read them from this memo instead of running the model again.
+_WRITE_VECTORS: ContextVar[dict[tuple[str, str], QueryVector] | None] = ContextVar(
+    "kb_write_vectors", default=None
+)
+
+
+@contextmanager
+def one_forward_pass(
+    texts: Iterable[str], embedder: Embedder | None = None
+) -> Iterator[dict[tuple[str, str], QueryVector]]:
+    """Embed ``texts`` in one model call; inside the block their vectors are reused by
+    :func:`embed_query`, :func:`embed_entries` and the guard. An embedder failure leaves the
+    memo empty: each step then embeds (or degrades) on its own, as without the block."""
+    embedder = embedder or get_embedder()
+    wanted = list(dict.fromkeys(t for t in texts if t and t.strip()))
+    memo: dict[tuple[str, str], QueryVector] = {}
+    if wanted:
+        try:
+            vectors = embedder.embed(wanted)
+        except EmbedderError:
+            logger.exception("embedding: the write's forward pass failed; steps embed alone")
+        else:
+            memo = {
+                (embedder.name, t): QueryVector(v) for t, v in zip(wanted, vectors, strict=True)
+            }
+    token = _WRITE_VECTORS.set(memo)
+    try:
+        yield memo
+    finally:
+        _WRITE_VECTORS.reset(token)
+
+
+def remembered_vector(embedder_name: str, text: str) -> QueryVector | None:
+    """``text``'s vector from the current write's forward pass, if it was in it."""
+    memo = _WRITE_VECTORS.get()
+    return memo.get((embedder_name, text)) if memo else None
+
+
+def in_forward_pass(embedder_name: str, texts: Iterable[str]) -> bool:
+    """True inside :func:`one_forward_pass` when every non-blank text of ``texts`` is in it."""
+    memo = _WRITE_VECTORS.get()
+    if memo is None:
+        return False
+    return all((embedder_name, t) in memo for t in texts if t.strip())
+
+
+def embed_remembering(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """``embedder.embed(texts)``, taking the texts of the current forward pass from its memo
+    (the others in one call; none when all are remembered)."""
+    out: list[list[float] | None] = [remembered_vector(embedder.name, t) for t in texts]
+    missing = [i for i, vector in enumerate(out) if vector is None]
+    if missing:
+        for i, vector in zip(missing, embedder.embed([texts[i] for i in missing]), strict=True):
+            out[i] = vector
+    return out  # type: ignore[return-value]
 
 
 EMBED_BATCH = 256

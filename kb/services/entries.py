@@ -359,8 +359,38 @@ def create_entry(
         if connections:
             # The entry and its edges land together: any bad connection rolls back the entry.
             linker(bank, entry, connections)
-        schedule_embedding([entry.pk])
+        _embed_new_entry(entry)
     return entry
+
+
+def write_texts(data: dict[str, Any]) -> list[str]:
+    """Every text a learning's write needs a vector of: what the guard classifies, and the
+    entry's search dimensions (the content one is also what the duplicate check and the write
+    feedback compare). The view embeds them in one forward pass (``one_forward_pass``)."""
+    from kb.services.embedding import dimension_texts
+    from kb.services.guard import embedded_text
+
+    probe = Entry(
+        title=data.get("title") or "",
+        summary=data.get("summary") or "",
+        content=data.get("content") or "",
+        useful_for=data.get("useful_for") or "",
+        systems=data.get("systems") or [],
+        tasks=data.get("tasks") or [],
+    )
+    return [embedded_text(data), *dimension_texts(probe).values()]
+
+
+def _embed_new_entry(entry: Entry) -> None:
+    """Store the new entry's vectors now when the write's forward pass already has them (no
+    model call, one statement, in the write's transaction); otherwise after commit."""
+    from kb.services.embedding import dimension_texts, embed_entries, get_embedder, in_forward_pass
+
+    embedder = get_embedder()
+    if in_forward_pass(embedder.name, dimension_texts(entry).values()):
+        embed_entries([entry], embedder=embedder)
+    else:
+        schedule_embedding([entry.pk])
 
 
 def unique_short_id(bank: Bank, taken: set[str] | None = None) -> str:

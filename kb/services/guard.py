@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from kb.errors import Refused
-from kb.services.guard_model import Verdict, judge
+from kb.services.guard_model import CLASSIFIED_CHARS, Verdict, judge
 
 _TIMESTAMP_LINE = re.compile(
     r"^\s*[\[(]?(\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(:\d{2})?|\d{1,2}:\d{2}:\d{2})([.,]\d+)?\s*(Z|[+-]\d{2}:?\d{2}|UTC)?[\])]?"
@@ -188,6 +188,16 @@ HARD_RULES: list[Callable[[str], str | None]] = [
 ]
 
 
+def _statement(data: dict, text: str) -> str:
+    return str(data.get("content") or "").strip() or text
+
+
+def embedded_text(data: dict) -> str:
+    """The text the classifier embeds for ``data`` (when no hard rule refuses it), so a write
+    can put it in its one forward pass."""
+    return _statement(data, _text(data))[:CLASSIFIED_CHARS]
+
+
 def guard_reasons(data: dict) -> list[str]:
     """Every reason the payload is not a learning (empty when it is one)."""
     text = _text(data)
@@ -196,7 +206,7 @@ def guard_reasons(data: dict) -> list[str]:
         return reasons  # the classifier embeds: no need once a hard rule refused
     # The classifier was trained on statements: it judges the content, and a refusal stands
     # only if the whole entry (title, summary, useful_for around it) reads as a report too.
-    statement = str(data.get("content") or "").strip() or text
+    statement = _statement(data, text)
     reason = transient_narration(statement)
     if reason and statement != text.strip() and transient_narration(text) is None:
         reason = None

@@ -138,7 +138,13 @@ def _embed(text: str) -> np.ndarray | None:
     global _embedder, _embedder_failed
     if _embedder_failed:
         return None
-    from kb.services.embedding import EmbedderError, HashingEmbedder, get_embedder
+    from kb.services.embedding import (
+        EmbedderError,
+        HashingEmbedder,
+        MiniLMEmbedder,
+        get_embedder,
+        remembered_vector,
+    )
 
     try:
         configured = get_embedder()
@@ -146,6 +152,9 @@ def _embed(text: str) -> np.ndarray | None:
         configured = None  # a misconfigured remote embedder: the guard still has MiniLM
     if isinstance(configured, HashingEmbedder):
         return None  # the unit-test-only embedder: no model is loaded, signals judge alone
+    remembered = remembered_vector(MiniLMEmbedder.name, text)  # the write's one forward pass
+    if remembered is not None:
+        return np.asarray(remembered, dtype=np.float64)
     try:
         if _embedder is None:
             with _embedder_lock:

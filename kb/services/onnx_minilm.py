@@ -8,10 +8,14 @@ normalize_embeddings=True)``. A stamp file beside it records the weights' digest
 version and the opset: the export is redone only when one of them changes (``make setup`` runs
 ``manage.py export_onnx_model``, idempotent).
 
+The encoder is exported with plain attention and then fused by ONNX Runtime's transformer
+optimizer (``GRAPH``): one Attention node per layer instead of a score/softmax/context chain.
+
 At run time only ``onnxruntime`` and ``tokenizers`` (the fast tokenizer of ``tokenizer.json``)
-are used; torch is not imported. Texts are sorted by length before batching so a batch pads to
-similar lengths (the same trick sentence-transformers uses), and split into batches of
-``KB_ONNX_BATCH_SIZE``; ``KB_ONNX_THREADS`` sets the intra-op threads of the session.
+are used; torch is not imported. All texts of a call are tokenised at once, unpadded, ordered by
+word-piece count, and cut into batches of at most ``KB_ONNX_BATCH_SIZE`` texts and
+``KB_ONNX_TOKEN_BUDGET`` padded word pieces, each padded to its own longest text;
+``KB_ONNX_THREADS`` sets the intra-op threads of the session, whose idle threads sleep.
 """
 
 from __future__ import annotations
@@ -30,6 +34,14 @@ MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of the model
 OPSET = 17
 STAMP_NAME = "minilm.onnx.stamp.json"
 MODEL_NAME = "minilm.onnx"
+# The encoder is exported with plain ("eager") attention, whose pattern ONNX Runtime's
+# transformer optimizer recognises: it fuses each layer's attention into one Attention node,
+# the embeddings and their layer norm into EmbedLayerNormalization, and the residual adds into
+# SkipLayerNormalization (the default SDPA export left attention as ~20 separate nodes).
+GRAPH = "eager attention, fused by onnxruntime.transformers (bert)"
+# Padded word pieces per model call at most (texts x the batch's longest text): measured on this
+# box, README "The model runtime".
+TOKEN_BUDGET = 4096
 
 
 def weights_dir() -> Path:
@@ -60,8 +72,10 @@ def _expected_stamp(directory: Path) -> dict:
     return {
         "weights_sha256": _weights_digest(directory),
         "torch": md.version("torch"),
+        "onnxruntime": md.version("onnxruntime"),
         "opset": OPSET,
         "max_seq_length": MAX_SEQ_LENGTH,
+        "graph": GRAPH,
     }
 
 
@@ -93,7 +107,9 @@ def export_model(model_dir: Path | None = None, *, force: bool = False) -> tuple
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     source = weights_dir()
-    encoder = SentenceTransformer(str(source), device="cpu")[0].auto_model.eval()
+    encoder = SentenceTransformer(
+        str(source), device="cpu", model_kwargs={"attn_implementation": "eager"}
+    )[0].auto_model.eval()
 
     class SentenceEmbedding(torch.nn.Module):
         def __init__(self, bert):
@@ -111,12 +127,13 @@ def export_model(model_dir: Path | None = None, *, force: bool = False) -> tuple
 
     model_dir.mkdir(parents=True, exist_ok=True)
     partial = model_dir / (MODEL_NAME + ".partial")
+    plain = model_dir / (MODEL_NAME + ".unfused")
     sample = torch.ones((2, 8), dtype=torch.long)
     with torch.no_grad():
         torch.onnx.export(
             SentenceEmbedding(encoder),
             (sample, sample, torch.zeros_like(sample)),
-            str(partial),
+            str(plain),
             input_names=["input_ids", "attention_mask", "token_type_ids"],
             output_names=["sentence_embedding"],
             dynamic_axes={
@@ -129,52 +146,124 @@ def export_model(model_dir: Path | None = None, *, force: bool = False) -> tuple
             dynamo=False,
             do_constant_folding=True,
         )
+    _fuse(plain, partial, encoder.config)
+    plain.unlink()
     os.replace(partial, target)
     (model_dir / STAMP_NAME).write_text(json.dumps(_expected_stamp(source), indent=1) + "\n")
     return target, True
 
 
-class OnnxMiniLM:
-    """The exported graph run by ONNX Runtime, with the model's own fast tokenizer."""
+def _fuse(source: Path, target: Path, config) -> None:
+    """ONNX Runtime's BERT fusions applied to the exported graph (see ``GRAPH``)."""
+    from onnxruntime.transformers import optimizer
 
-    def __init__(self, model_path: Path, *, threads: int, batch_size: int):
+    fused = optimizer.optimize_model(
+        str(source),
+        model_type="bert",
+        num_heads=config.num_attention_heads,
+        hidden_size=config.hidden_size,
+        opt_level=0,  # the fusions only; the session applies its own optimisations at load
+        use_gpu=False,
+    )
+    counts = fused.get_fused_operator_statistics()
+    if counts.get("Attention", 0) != config.num_hidden_layers:
+        logger.warning(
+            "export: attention fused in %s of %s layers",
+            counts.get("Attention"),
+            config.num_hidden_layers,
+        )
+    fused.save_model_to_file(str(target))
+
+
+class OnnxMiniLM:
+    """The exported graph run by ONNX Runtime, with the model's own fast tokenizer.
+
+    Texts are tokenised in one call without padding, ordered by their number of word pieces
+    and cut into batches of at most ``batch_size`` texts and ``token_budget`` padded word
+    pieces, each padded only to its own longest text: padding was most of the work when a
+    batch mixed a title with a page of prose."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        threads: int,
+        batch_size: int,
+        token_budget: int = TOKEN_BUDGET,
+        spinning: bool = False,
+    ):
         import onnxruntime
         from tokenizers import Tokenizer
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = max(1, threads)
         options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle intra-op threads sleep instead of spinning: on a box shared with the database
+        # and other processes a spinning thread takes the core the work needs.
+        options.add_session_config_entry(
+            "session.intra_op.allow_spinning", "1" if spinning else "0"
+        )
         self.session = onnxruntime.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         tokenizer = Tokenizer.from_file(str(weights_dir() / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.no_padding()
         self.tokenizer = tokenizer
         self.batch_size = max(1, batch_size)
+        self.token_budget = max(MAX_SEQ_LENGTH, token_budget)
         self._lock = threading.Lock()  # one run at a time: the session's threads are the cores
+
+    def batches(self, lengths) -> list:
+        """Index arrays of ``lengths`` (word pieces per text), longest texts first, each batch
+        within ``batch_size`` texts and ``token_budget`` padded word pieces, and none holding a
+        text shorter than half its longest (it would be more padding than text: a write's
+        title-sized texts do not pay for its paragraph)."""
+        import numpy as np
+
+        order = np.argsort(-np.asarray(lengths), kind="stable")
+        out, start = [], 0
+        while start < len(order):
+            longest = int(lengths[order[start]])
+            size = max(1, min(self.batch_size, self.token_budget // max(1, longest)))
+            end = start + 1
+            while end < min(len(order), start + size) and 2 * lengths[order[end]] >= longest:
+                end += 1
+            out.append(order[start:end])
+            start = end
+        return out
 
     def encode(self, texts: Sequence[str]):
         import numpy as np
 
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            part = order[start : start + self.batch_size]
-            encodings = self.tokenizer.encode_batch([texts[i] for i in part])
-            ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-            mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
-            types = np.asarray([e.type_ids for e in encodings], dtype=np.int64)
+        if not len(texts):
+            return out
+        encodings = self.tokenizer.encode_batch(list(texts))
+        lengths = [len(e.ids) for e in encodings]
+        for part in self.batches(lengths):
+            width = lengths[part[0]]
+            ids = np.zeros((len(part), width), dtype=np.int64)
+            mask = np.zeros((len(part), width), dtype=np.int64)
+            for row, i in enumerate(part):
+                ids[row, : lengths[i]] = encodings[i].ids
+                mask[row, : lengths[i]] = 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             with self._lock:
-                (vectors,) = self.session.run(
-                    None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-                )
+                (vectors,) = self.session.run(None, feed)
             out[part] = vectors
         return out
 
 
-def load_onnx_minilm(model_dir: Path | None = None, *, threads: int, batch_size: int):
+def load_onnx_minilm(
+    model_dir: Path | None = None,
+    *,
+    threads: int,
+    batch_size: int,
+    token_budget: int = TOKEN_BUDGET,
+):
     """The ONNX runtime model, or None (with a log line saying why) when it cannot be used:
     no export, an export from other weights, or onnxruntime missing."""
     model_dir = model_dir or default_model_dir()
@@ -186,7 +275,12 @@ def load_onnx_minilm(model_dir: Path | None = None, *, threads: int, batch_size:
                 model_dir,
             )
             return None
-        return OnnxMiniLM(model_dir / MODEL_NAME, threads=threads, batch_size=batch_size)
+        return OnnxMiniLM(
+            model_dir / MODEL_NAME,
+            threads=threads,
+            batch_size=batch_size,
+            token_budget=token_budget,
+        )
     except Exception as exc:  # onnxruntime missing or the graph unreadable: PyTorch serves
         logger.warning("embedding: ONNX Runtime unavailable (%s); using PyTorch.", exc)
         return None

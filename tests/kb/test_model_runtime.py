@@ -67,6 +67,19 @@ def test_batching_does_not_change_a_vector(settings, exported):
     assert np.abs(alone - batched).max() < 1e-4
 
 
+def test_batches_keep_within_the_budget_and_similar_lengths(exported):
+    model = load_onnx_minilm(exported, threads=1, batch_size=32, token_budget=4096)
+    lengths = [256] * 40 + [100] * 10 + [10] * 70
+    batches = model.batches(lengths)
+    assert sorted(int(i) for b in batches for i in b) == list(range(len(lengths)))
+    for batch in batches:
+        widths = [lengths[i] for i in batch]
+        assert len(batch) <= 32 and len(batch) * max(widths) <= 4096
+        assert 2 * min(widths) >= max(widths)  # no text padded to more than twice its length
+    # A write's four texts: the two paragraphs run together, the two short ones apart.
+    assert [sorted(int(i) for i in b) for b in model.batches([70, 50, 12, 15])] == [[0, 1], [2, 3]]
+
+
 def test_export_is_idempotent(exported):
     stamp_before = (exported / "minilm.onnx.stamp.json").read_text()
     mtime = (exported / MODEL_NAME).stat().st_mtime_ns
