@@ -10,18 +10,17 @@ from urllib.parse import urlencode
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from graph.actions.extraction import DecideEdgeProposal, RunExtraction
+from graph.admin.common import run_as_staff
 from graph.admin.entries import BankScopedAutocomplete
 from graph.curation import edge_proposals as queue
-from graph.ingest.extract.jobs import queue_extraction
 from graph.models import EdgeProposal, EdgeProposalStatus
-from kb import audit
 from kb.admin_filters import BankFilter
 from kb.banks_directory import switcher_suggestions
 from kb.errors import KbError
@@ -261,13 +260,15 @@ class EdgeProposalAdmin(admin.ModelAdmin):
             for side in ("from", "to")
         }
         try:
-            result = queue.decide_edge_proposal(
+            body = {"decision": decision, "reason": form.cleaned_data["reason"] or ""}
+            if decision == "accept":
+                body.update({side: ref for side, ref in ends.items() if ref is not None})
+            result = run_as_staff(
+                request,
+                DecideEdgeProposal,
                 proposal.bank,
-                proposal.pk,
-                decision,
-                reason=form.cleaned_data["reason"],
-                from_ref=ends["from"] if decision == "accept" else None,
-                to_ref=ends["to"] if decision == "accept" else None,
+                ids={"proposal_id": proposal.pk},
+                body=body,
             )
         except KbError as exc:
             form.add_error(None, exc.message)
@@ -395,7 +396,13 @@ class EdgeProposalAdmin(admin.ModelAdmin):
         count = 0
         for proposal in queryset.select_related("bank"):
             try:
-                queue.decide_edge_proposal(proposal.bank, proposal.pk, "reject")
+                run_as_staff(
+                    request,
+                    DecideEdgeProposal,
+                    proposal.bank,
+                    ids={"proposal_id": proposal.pk},
+                    body={"decision": "reject"},
+                )
                 count += 1
             except KbError as exc:
                 self.message_user(
@@ -411,10 +418,10 @@ def extract_edges_from_selected(modeladmin, request, queryset):
     by_bank = defaultdict(list)
     for entry in queryset.select_related("bank"):
         by_bank[entry.bank].append(entry.short_id)
-    actor = audit.current().actor
     for bank, ids in by_bank.items():
-        with transaction.atomic():
-            job = queue_extraction(bank, ids, "local", actor)
+        job = run_as_staff(
+            request, RunExtraction, bank, body={"entries": ids, "extractor": "local"}
+        )
         job.refresh_from_db()
         modeladmin.message_user(
             request,
