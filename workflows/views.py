@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from graph.actions.staff import execute_as, staff_caller
 from kb.errors import InvalidInput, KbError, NotFound
 from kb.models import Bank
-from workflows.actions import DecideFinding, RegenerateGapReport
+from workflows.actions import DecideFinding, regenerate_report
 from workflows.models import FindingEvent, FindingStatus, Rule
 from workflows.services import findings as finding_service
 from workflows.services.diagram import render_diagram, render_sparkline
@@ -164,12 +164,7 @@ def regenerate(request, bank: str, process_id: str):
     """The "Regenerate now" button."""
     bank_obj = _bank(bank)
     process = _process(bank_obj, process_id)
-    action = RegenerateGapReport.prepare(
-        staff_caller(request), bank_obj, ids={"process_id": process.short_id}
-    )
-    with action.caller.acting():
-        action.execute()
-    built = action.built
+    built = regenerate_report(staff_caller(request), process)
     report = built.report
     messages.success(
         request,

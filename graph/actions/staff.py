@@ -22,10 +22,13 @@ def execute_as(caller, action_class, bank, **kwargs):
     it."""
     from rest_framework.exceptions import ValidationError
 
+    from kb.api.errors import ApiError
     from kb.errors import InvalidInput
 
     try:
         action = action_class.prepare(caller, bank, **kwargs)
+    except ApiError as exc:  # strict JSON types, unknown fields
+        raise InvalidInput(exc.message, code=exc.code, fields=exc.fields) from None
     except ValidationError as exc:
         detail = exc.detail if isinstance(exc.detail, dict) else {"input": exc.detail}
         fields = {
