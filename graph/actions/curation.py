@@ -8,6 +8,7 @@ import base64
 import json
 
 from django.db.models import Q
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from graph.actions.fields import CodedChoiceField, ReasonField, named_fields_only
@@ -237,12 +238,15 @@ def _decode(cursor: str) -> tuple[float, int]:
         ) from None
 
 
+@extend_schema_field({"type": "string", "enum": ["", "open", "approved", "rejected", "unclear"]})
+class ProposalStatusField(serializers.CharField):
+    """A proposal status, checked by :func:`graph.curation.decisions.list_proposals` (400
+    ``invalid_value`` naming the statuses, as every unknown filter value answers)."""
+
+
 class ProposalListQuery(serializers.Serializer):
-    status = serializers.ChoiceField(
-        choices=["open", "approved", "rejected", "unclear"],
-        allow_blank=True,
-        required=False,
-        help_text="open, approved, rejected or unclear.",
+    status = ProposalStatusField(
+        required=False, allow_blank=True, help_text="open, approved, rejected or unclear."
     )
     limit = serializers.IntegerField(
         required=False, default=DEFAULT_PAGE, min_value=1, max_value=MAX_PAGE, help_text="1–200."
