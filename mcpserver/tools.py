@@ -454,17 +454,20 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "engineering knowledge (use query_knowledge_bank)."
             ),
         ),
-        action_tool(
-            ListEdgeProposals,
-            name="list_edge_proposals",
-            read_only=True,
-            description=(
-                "Curators only (scope curate): the review queue of edges proposed by extraction "
-                "from entries' prose, most confident first. Each proposal quotes the verbatim "
-                "span that states it; `from`/`to` are null when a name did not resolve to "
-                "exactly one entry. Page with `cursor` (the previous answer's `next`). Not a "
-                "list of edges: nothing here counts until it is accepted."
+        with_properties(
+            action_tool(
+                ListEdgeProposals,
+                name="list_edge_proposals",
+                read_only=True,
+                description=(
+                    "Curators only (scope curate): the review queue of edges proposed by extraction "
+                    "from entries' prose, most confident first. Each proposal quotes the verbatim "
+                    "span that states it; `from`/`to` are null when a name did not resolve to "
+                    "exactly one entry. Page with `cursor` (the previous answer's `next`). Not a "
+                    "list of edges: nothing here counts until it is accepted."
+                ),
             ),
+            status={"enum": ["open", "accepted", "rejected", "all"]},
         ),
         action_tool(
             DecideEdgeProposal,

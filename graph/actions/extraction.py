@@ -5,6 +5,7 @@ proposal queue, accept or reject one proposal. The rules stay in
 from __future__ import annotations
 
 from django.db import transaction
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from graph.actions.fields import CodedChoiceField, named_fields_only
@@ -80,11 +81,17 @@ class DecideRequestSerializer(serializers.Serializer):
         return fields
 
 
+@extend_schema_field({"type": "string", "enum": ["", "open", "accepted", "rejected", "all"]})
+class EdgeProposalStatusField(serializers.CharField):
+    """An edge proposal status, checked by
+    :func:`graph.curation.edge_proposals.list_edge_proposals` (400 ``invalid_value`` naming the
+    statuses, as every unknown filter value answers)."""
+
+
 class EdgeProposalListQuery(serializers.Serializer):
-    status = serializers.ChoiceField(
-        choices=["open", "accepted", "rejected", "all"],
-        allow_blank=True,
+    status = EdgeProposalStatusField(
         required=False,
+        allow_blank=True,
         default="open",
         help_text="open (default), accepted, rejected, all",
     )
