@@ -1,4 +1,4 @@
-"""Call a tool: its action directly when it has one (``ACTIONS``: the query), else the REST
+"""Call a tool: its action directly when it has one (``ToolSpec.action``), else the REST
 view it mirrors, in process, with the caller's token.
 
 Going through the REST view (not a copy of its parsing) is what makes the tool's JSON, its
@@ -25,8 +25,8 @@ from django.urls import Resolver404, resolve
 from rest_framework.exceptions import Throttled
 
 from kb.errors import KbError
-from kb.inputs import check_path_and_query
-from kb.models import AgentToken, Scope
+from kb.inputs import check_json, check_path_and_query
+from kb.models import AgentToken
 from kb.services.tokens import authenticate_token
 from mcpserver.compact import compact_answer
 from mcpserver.tools import ToolSpec
@@ -160,22 +160,11 @@ def build_request(
     return WSGIRequest(environ), None
 
 
-def _run_query(bank, arguments: dict, actor: str) -> dict:
-    from graph.retrieval.query import QueryAction
-
-    return QueryAction.from_body(bank, arguments, actor=actor).run()
-
-
-# Tools whose use case is an action: called directly with the token's bank, not through a
-# fabricated request to the view (the view calls the same action).
-ACTIONS = {"query": (_run_query, Scope.READ)}
-
-
 def call_action(spec: ToolSpec, bank_slug: str, arguments: dict, raw_token: str) -> ToolAnswer:
     """Authenticate, count the request, then run the tool's action as the token's
     :class:`~kb.actions.base.Caller` (the bank, scope and input checks are the action's, as over
     REST); any error becomes the REST envelope (the same handler renders it)."""
-    from kb.actions.base import Action, Caller
+    from kb.actions.base import Caller
     from kb.api.errors import exception_handler
     from kb.services.ratelimit import count_request
 
@@ -189,12 +178,7 @@ def call_action(spec: ToolSpec, bank_slug: str, arguments: dict, raw_token: str)
             decision = count_request(token.pk, "all")
             if not decision.allowed:
                 raise Throttled(wait=decision.retry_after)
-            if isinstance(spec.action, type) and issubclass(spec.action, Action):
-                answer = run_action(spec.action, caller, bank_slug, args)
-            else:
-                run, scope = ACTIONS[spec.action]
-                bank = caller.bank(bank_slug, scope)
-                answer = ToolAnswer(200, run(bank, args, caller.actor))
+            answer = run_action(spec.action, caller, bank_slug, args)
         except Exception as exc:  # noqa: BLE001 — rendered exactly as REST renders it
             response = exception_handler(exc, None)
             if response is None:
@@ -216,6 +200,10 @@ def run_action(action_class, caller, bank_slug: str, args: dict) -> ToolAnswer:
     query_names = set(action_class.Query().fields) if action_class.Query is not None else set()
     query = {k: v for k, v in args.items() if k in query_names}
     body = {k: v for k, v in args.items() if k not in query_names}
+    # What REST's middleware and JSON parser check before any view: storable strings (a NUL
+    # is ``invalid_string``, not a field error) and the nesting depth.
+    check_path_and_query(ids, query)
+    check_json(body)
     if action_class.Input is None and body:
         from kb.api.params import reject_unknown
 

@@ -9,10 +9,16 @@ into the path, the query fields into the query string and everything else into t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from graph.actions.edges import LinkEntries, UnlinkEdge
+from graph.actions.extraction import DecideEdgeProposal, ListEdgeProposals
+from graph.actions.lookup import GetContext, ResolveName
+from graph.actions.traverse import TraverseGraph
+from graph.retrieval.query import QueryAction
 from kb.actions.entries import VerifyEntry
 from mcpserver.compact import COMPACT_READ_CHARS, FULL
+from workflows.actions import WorkflowGaps
 
 BANK = {
     "type": "string",
@@ -52,9 +58,9 @@ class ToolSpec:
     read_only: bool = False
     alt_path: str | None = None  # used when the path id is absent (workflow_gaps lists)
     path_ids: tuple[str, ...] = field(default=())
-    # The tool's action (a kb.actions.base.Action class: its declaration is the schema), or
-    # a name in ``dispatch.ACTIONS``; None: the REST view through a built request.
-    action: type | str | None = None
+    # The tool's action (a kb.actions.base.Action class: its declaration is the schema);
+    # None: the REST view through a built request.
+    action: type | None = None
     # "entry_read", "entry_written" or "edge": the tool answers compactly unless `full: true`
     # (mcpserver.compact); None: the REST answer as it is.
     compact: str | None = None
@@ -75,13 +81,17 @@ def serializer_schema(serializer) -> dict:
                 prop["minimum"] = f.min_value
             if f.max_value is not None:
                 prop["maximum"] = f.max_value
+        elif isinstance(f, serializers.JSONField):
+            prop = {}  # any JSON value; the description says which
         elif isinstance(f, serializers.ListField):
-            prop = {"type": "array", "items": {"type": "string"}}
+            prop = {"type": "array", "items": _item_schema(f.child)}
             if f.max_length is not None:
                 prop["maxItems"] = f.max_length
+        elif isinstance(f, serializers.ChoiceField):
+            prop = {"type": "string", "enum": list(f.choices)}
         else:
             prop = {"type": "string"}
-        if getattr(f, "allow_null", False):
+        if getattr(f, "allow_null", False) and "type" in prop:
             prop["type"] = [prop["type"], "null"]
         default = f.default
         if default is not serializers.empty and not callable(default):
@@ -92,7 +102,22 @@ def serializer_schema(serializer) -> dict:
     return properties
 
 
-PATH_ID_SCHEMAS = {"id": ENTRY_ID}
+def _item_schema(child) -> dict:
+    """A list's items: an object with its own properties, an integer, or a string."""
+    from rest_framework import serializers
+
+    if isinstance(child, serializers.Serializer):
+        return {"type": "object", "properties": serializer_schema(child)}
+    if isinstance(child, serializers.IntegerField):
+        return {"type": "integer"}
+    return {"type": "string"}
+
+
+PATH_ID_SCHEMAS = {
+    "id": ENTRY_ID,
+    "edge_id": {"type": "integer", "description": "An edge's id."},
+    "proposal_id": {"type": "integer", "description": "A proposal's id."},
+}
 
 
 def action_schema(action_class) -> tuple[dict, tuple[str, ...]]:
@@ -128,12 +153,13 @@ def action_tool(action_class, *, name: str, description: str, **kw) -> ToolSpec:
     )
 
 
-def _query_properties(kind: dict) -> dict:
-    from graph.retrieval.query_input import QueryRequestSerializer
-
-    properties = serializer_schema(QueryRequestSerializer())
-    properties["kinds"]["items"] = kind
-    return properties
+def with_properties(spec: ToolSpec, **properties) -> ToolSpec:
+    """``spec`` with some properties narrowed (a bank's relation or kind enum) over what the
+    declaration says (its type, bounds and description stay)."""
+    merged = dict(spec.properties)
+    for name, prop in properties.items():
+        merged[name] = {**merged.get(name, {}), **prop}
+    return replace(spec, properties=merged)
 
 
 def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
@@ -141,25 +167,24 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
     kind = {"type": "string", "enum": kinds} if kinds else {"type": "string"}
     direction = {"type": "string", "enum": ["out", "in", "both"]}
     return [
-        ToolSpec(
-            name="query_knowledge_bank",
-            method="POST",
-            path="banks/{bank}/query",
-            read_only=True,
-            description=(
-                "Search the team's knowledge bank before you start or when you hit a problem: "
-                "recipes, gotchas, decisions, playbooks written by earlier agents and staff. "
-                "Ask in words, as you would ask a colleague ('how do I log in to production "
-                "with playwright'). Results are folded: near-duplicates and corrections come "
-                "as `related` pointers on one result, and `neighbors` are entries one edge "
-                "away, each with a note saying why you would follow it. Fetch a pointer with "
-                "get_entry only when its note says it matters for your task. Not for looking "
-                "up one known name or id (use resolve or get_entry) nor for walking "
-                "dependencies (use traverse)."
+        with_properties(
+            action_tool(
+                QueryAction,
+                name="query_knowledge_bank",
+                read_only=True,
+                description=(
+                    "Search the team's knowledge bank before you start or when you hit a problem: "
+                    "recipes, gotchas, decisions, playbooks written by earlier agents and staff. "
+                    "Ask in words, as you would ask a colleague ('how do I log in to production "
+                    "with playwright'). Results are folded: near-duplicates and corrections come "
+                    "as `related` pointers on one result, and `neighbors` are entries one edge "
+                    "away, each with a note saying why you would follow it. Fetch a pointer with "
+                    "get_entry only when its note says it matters for your task. Not for looking "
+                    "up one known name or id (use resolve or get_entry) nor for walking "
+                    "dependencies (use traverse)."
+                ),
             ),
-            properties=_query_properties(kind),
-            action="query",
-            required=("query",),
+            kinds={"items": kind},
         ),
         ToolSpec(
             name="report_learning",
@@ -249,37 +274,25 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             query_fields=frozenset({"as_of", "valid_at", "max_chars"}),
             compact="entry_read",
         ),
-        ToolSpec(
-            name="link_entries",
-            method="POST",
-            path="banks/{bank}/edges",
-            description=(
-                "Join two existing entries with a typed edge when you are sure they belong "
-                "together: one corrects, supersedes or clarifies the other, a recipe cites an "
-                "analysis, a service depends_on another. Direction matters: `from` corrects "
-                "`to`. " + NOTE_RULE + " Not for mere similarity: never link on a hunch. When "
-                "you are writing a new learning, put the connection in report_learning instead."
-                + COMPACT_EDGE
+        with_properties(
+            action_tool(
+                LinkEntries,
+                name="link_entries",
+                description=(
+                    "Join two existing entries with a typed edge when you are sure they belong "
+                    "together: one corrects, supersedes or clarifies the other, a recipe cites "
+                    "an analysis, a service depends_on another. Direction matters: `from` "
+                    "corrects `to`. " + NOTE_RULE + " Not for mere similarity: never link on a "
+                    "hunch. When you are writing a new learning, put the connection in "
+                    "report_learning instead." + COMPACT_EDGE
+                ),
+                compact="edge",
             ),
-            compact="edge",
-            properties={
-                "from": ENTRY_ID,
-                "to": ENTRY_ID,
-                "relation": relation,
-                "note": {"type": "string"},
-                "evidence": {"type": "object"},
-                "valid_from": {"type": ["string", "null"]},
-                "valid_to": {"type": ["string", "null"]},
-                "reason": {"type": "string"},
-                "full": FULL,
-            },
-            required=("from", "to", "relation"),
+            relation=relation,
         ),
-        ToolSpec(
+        action_tool(
+            UnlinkEdge,
             name="unlink_entries",
-            method="POST",
-            path="banks/{bank}/edges/{edge_id}/unlink",
-            path_ids=("edge_id",),
             description=(
                 "Retract an edge that is wrong (the entries do not pertain to each other as "
                 "stated). The edge is closed, not erased: history keeps it. A reason is "
@@ -287,17 +300,10 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "(that is a validity change, done by curators)." + COMPACT_EDGE
             ),
             compact="edge",
-            properties={
-                "edge_id": {"type": "integer"},
-                "reason": {"type": "string"},
-                "full": FULL,
-            },
-            required=("edge_id", "reason"),
         ),
-        ToolSpec(
+        action_tool(
+            ResolveName,
             name="resolve",
-            method="GET",
-            path="banks/{bank}/resolve",
             read_only=True,
             description=(
                 "Turn a name you were given (an id, a key such as 'service:reports', an alias, "
@@ -305,51 +311,39 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "every candidate rather than guessing; then ask or pick by title. Not for "
                 "questions (use query_knowledge_bank)."
             ),
-            properties={"q": {"type": "string", "description": "The surface form."}},
-            required=("q",),
-            query_fields=frozenset({"q"}),
         ),
-        ToolSpec(
-            name="traverse",
-            method="POST",
-            path="banks/{bank}/traverse",
-            read_only=True,
-            description=(
-                "Walk typed edges from one entry with explicit limits: who depends on a "
-                "service, what a step requires, who owns it. Give `steps` (one allow-list of "
-                "relations and a direction per hop) or `relations` + `direction` + "
-                "`max_depth`. Paths come with the edges' evidence; `truncated` tells you the "
-                "answer is partial. Not for open questions (use query_knowledge_bank)."
+        with_properties(
+            action_tool(
+                TraverseGraph,
+                name="traverse",
+                read_only=True,
+                description=(
+                    "Walk typed edges from one entry with explicit limits: who depends on a "
+                    "service, what a step requires, who owns it. Give `steps` (one allow-list of "
+                    "relations and a direction per hop) or `relations` + `direction` + "
+                    "`max_depth`. Paths come with the edges' evidence; `truncated` tells you the "
+                    "answer is partial. Not for open questions (use query_knowledge_bank)."
+                ),
             ),
-            properties={
-                "start": {
-                    "description": 'An id, or {"key": "..."} or {"name": "..."}.',
-                    "anyOf": [
-                        {"type": "string"},
-                        {"type": "object", "properties": {"key": {"type": "string"}}},
-                        {"type": "object", "properties": {"name": {"type": "string"}}},
-                    ],
-                },
-                "steps": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "relations": {"type": "array", "items": relation},
-                            "direction": direction,
-                        },
-                    },
-                },
-                "relations": {"type": "array", "items": relation},
-                "direction": direction,
-                "max_depth": {"type": ["integer", "null"]},
-                "max_expansions": {"type": "integer"},
-                "max_paths": {"type": "integer"},
-                "max_evidence_tokens": {"type": "integer"},
-                "valid_at": {"type": ["string", "null"]},
-                "as_of": {"type": ["string", "null"]},
+            start={
+                "anyOf": [
+                    {"type": "string"},
+                    *(
+                        {"type": "object", "properties": {how: {"type": "string"}}}
+                        for how in ("id", "key", "name")
+                    ),
+                ]
             },
-            required=("start",),
+            steps={
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "relations": {"type": "array", "items": relation},
+                        "direction": direction,
+                    },
+                }
+            },
+            relations={"items": relation},
         ),
         ToolSpec(
             name="retire_entry",
@@ -436,10 +430,9 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             properties={"claim_id": {"type": "integer"}, "reason": {"type": "string"}},
             required=("claim_id",),
         ),
-        ToolSpec(
+        action_tool(
+            GetContext,
             name="get_context",
-            method="POST",
-            path="banks/{bank}/context",
             read_only=True,
             description=(
                 "One call at the start of a task: prompt-ready Markdown with the knowledge "
@@ -448,20 +441,10 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "findings, packed within `budget_tokens`. `truncated` says something did not "
                 "fit. Not for follow-up questions mid-task (use query_knowledge_bank)."
             ),
-            properties={
-                "task": {"type": "string"},
-                "files": STRINGS,
-                "symbols": STRINGS,
-                "budget_tokens": {"type": "integer", "minimum": 32, "default": 1500},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 6},
-            },
         ),
-        ToolSpec(
+        action_tool(
+            WorkflowGaps,
             name="workflow_gaps",
-            method="GET",
-            path="banks/{bank}/workflows/{process_id}/gaps",
-            alt_path="banks/{bank}/workflows/",
-            path_ids=("process_id",),
             read_only=True,
             description=(
                 "Holes in a business process: dead ends, decisions with one branch, "
@@ -470,32 +453,25 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "without it the bank's processes with their open findings counts. Not for "
                 "engineering knowledge (use query_knowledge_bank)."
             ),
-            properties={"process_id": ENTRY_ID},
         ),
-        ToolSpec(
-            name="list_edge_proposals",
-            method="GET",
-            path="banks/{bank}/edge-proposals",
-            read_only=True,
-            query_fields=frozenset({"status", "cursor", "limit"}),
-            description=(
-                "Curators only (scope curate): the review queue of edges proposed by extraction "
-                "from entries' prose, most confident first. Each proposal quotes the verbatim "
-                "span that states it; `from`/`to` are null when a name did not resolve to "
-                "exactly one entry. Page with `cursor` (the previous answer's `next`). Not a "
-                "list of edges: nothing here counts until it is accepted."
+        with_properties(
+            action_tool(
+                ListEdgeProposals,
+                name="list_edge_proposals",
+                read_only=True,
+                description=(
+                    "Curators only (scope curate): the review queue of edges proposed by extraction "
+                    "from entries' prose, most confident first. Each proposal quotes the verbatim "
+                    "span that states it; `from`/`to` are null when a name did not resolve to "
+                    "exactly one entry. Page with `cursor` (the previous answer's `next`). Not a "
+                    "list of edges: nothing here counts until it is accepted."
+                ),
             ),
-            properties={
-                "status": {"type": "string", "enum": ["open", "accepted", "rejected", "all"]},
-                "cursor": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 200},
-            },
+            status={"enum": ["open", "accepted", "rejected", "all"]},
         ),
-        ToolSpec(
+        action_tool(
+            DecideEdgeProposal,
             name="decide_edge_proposal",
-            method="POST",
-            path="banks/{bank}/edge-proposals/{proposal_id}/decide",
-            path_ids=("proposal_id",),
             description=(
                 "Curators only (scope curate): accept an extracted edge proposal (writes the "
                 "edge with source `extracted` and the quoted span as evidence, revertible) or "
@@ -503,14 +479,6 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "it states, never an inference. An unresolved end needs `from`/`to` naming the "
                 "entry. Not for an edge you thought of yourself: that is link_entries."
             ),
-            properties={
-                "proposal_id": {"type": "integer"},
-                "decision": {"type": "string", "enum": ["accept", "reject"]},
-                "reason": {"type": "string"},
-                "from": ENTRY_ID,
-                "to": ENTRY_ID,
-            },
-            required=("proposal_id", "decision"),
         ),
     ]
 

@@ -20,8 +20,9 @@ def regenerate_after_edit(process_id: int, requested_at: str | None = None) -> s
 @shared_task(name="workflows.regenerate_gap_report", acks_late=True)
 def regenerate_gap_report(process_id: int, trigger: str = "schedule") -> str:
     """Rebuild one process's report now (a live process only)."""
+    from kb.actions.base import Caller
     from kb.models import Entry
-    from workflows.services.reports import build_report
+    from workflows.actions import regenerate_report
     from workflows.services.subgraph import INACTIVE_STATUSES, PROCESS_KIND
 
     process = (
@@ -39,7 +40,7 @@ def regenerate_gap_report(process_id: int, trigger: str = "schedule") -> str:
         tracked_job(process.bank, "gap_report", actor="celery:workflows") as (job, progress),
     ):
         progress.phase(f"building the report of {process.short_id}", total=1)
-        built = build_report(process.bank, process, trigger=trigger)
+        built = regenerate_report(Caller.system("celery:workflows"), process, trigger)
         job.result = {
             "process": process.short_id,
             "report": built.report.pk,

@@ -19,13 +19,14 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from graph.actions.staff import execute_as, staff_caller
 from kb.errors import InvalidInput, KbError, NotFound
 from kb.models import Bank
-from workflows.models import FindingEvent, FindingStatus, ReportTrigger, Rule
+from workflows.actions import DecideFinding, regenerate_report
+from workflows.models import FindingEvent, FindingStatus, Rule
 from workflows.services import findings as finding_service
 from workflows.services.diagram import render_diagram, render_sparkline
 from workflows.services.reports import (
-    build_report,
     ensure_report,
     open_counts,
     process_overview,
@@ -163,7 +164,7 @@ def regenerate(request, bank: str, process_id: str):
     """The "Regenerate now" button."""
     bank_obj = _bank(bank)
     process = _process(bank_obj, process_id)
-    built = build_report(bank_obj, process, trigger=ReportTrigger.ON_DEMAND, actor=_actor(request))
+    built = regenerate_report(staff_caller(request), process)
     report = built.report
     messages.success(
         request,
@@ -199,13 +200,16 @@ def finding_action(request, bank: str, process_id: str, finding_id: int):
         target = reverse("workflows:process", args=[bank_obj.slug, process.short_id])
         return redirect(f"{target}#finding-{finding.pk}")
     try:
-        finding_service.change_finding(
+        execute_as(
+            staff_caller(request),
+            DecideFinding,
             bank_obj,
-            finding,
-            action=action,
-            actor=_actor(request),
-            comment=request.POST.get("comment", ""),
-            assignee=request.POST.get("assignee", ""),
+            ids={"process_id": process.short_id, "finding_id": finding.pk},
+            body={
+                "action": action,
+                "comment": request.POST.get("comment", ""),
+                "assignee": request.POST.get("assignee", ""),
+            },
         )
         messages.success(request, f"Finding #{finding.pk} updated.")
     except KbError as exc:

@@ -8,9 +8,13 @@ from django.http import HttpResponseRedirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from simple_history.admin import SimpleHistoryAdmin
 
+from graph.actions.edges import AddAlias, RemoveAlias
 from graph.admin.common import (
     NoHistoryRevertMixin,
     _refuse_gone,
+    execute_as,
+    form_with_caller,
+    run_as_staff,
     taken_message,
 )
 from graph.models import (
@@ -50,8 +54,12 @@ class AliasAddForm(forms.ModelForm):
             return
         entry = self.cleaned_data["entry"]
         try:
-            self.instance = alias_service.add_alias(
-                entry.bank, entry, self.cleaned_data["surface"], source="staff"
+            self.instance = execute_as(
+                self.caller,
+                AddAlias,
+                entry.bank,
+                ids={"id": entry.short_id},
+                body={"surface": self.cleaned_data["surface"]},
             )
         except KbError as exc:
             self.add_error(None, exc.message)
@@ -67,6 +75,9 @@ class AliasAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
     form = AliasAddForm
     readonly_fields = ("normalized", "bank", "source", "actor", "created_at")
 
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        return form_with_caller(super().get_form(request, obj, change=change, **kwargs), request)
+
     def get_fields(self, request, obj=None):
         if obj is None:
             return ("entry", "surface", "add_anyway")
@@ -80,7 +91,7 @@ class AliasAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
 
     def delete_model(self, request, obj):
         """Through :func:`graph.resolution.aliases.remove_alias` (one ``unlink`` operation)."""
-        alias_service.remove_alias(obj.bank, obj.entry, obj.surface, reason="admin: alias removed")
+        _remove(request, obj)
 
     def response_delete(self, request, obj_display, obj_id):
         back = request.GET.get("next", "")
@@ -91,6 +102,14 @@ class AliasAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
 
     def delete_queryset(self, request, queryset):
         for alias in queryset.select_related("bank", "entry"):
-            alias_service.remove_alias(
-                alias.bank, alias.entry, alias.surface, reason="admin: alias removed"
-            )
+            _remove(request, alias)
+
+
+def _remove(request, alias: Alias) -> None:
+    run_as_staff(
+        request,
+        RemoveAlias,
+        alias.bank,
+        ids={"id": alias.entry.short_id},
+        body={"surface": alias.surface, "reason": "admin: alias removed"},
+    )

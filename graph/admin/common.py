@@ -6,6 +6,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from graph.actions.staff import execute_as, staff_caller
 from graph.models import (
     Edge,
     EdgeType,
@@ -13,6 +14,17 @@ from graph.models import (
 from kb.models import Entry, EntryStatus
 
 GONE = (EntryStatus.MERGED, EntryStatus.DELETED)
+
+
+def run_as_staff(request, action_class, bank, **kwargs):
+    """:func:`execute_as` the admin request's staff member."""
+    return execute_as(staff_caller(request), action_class, bank, **kwargs)
+
+
+def form_with_caller(form_class, request):
+    """``form_class`` bound to the admin request's caller (a subclass per request, so the
+    form's ``_post_clean`` runs its action as that staff member)."""
+    return type(form_class.__name__, (form_class,), {"caller": staff_caller(request)})
 
 
 def _entry_label(entry: Entry | None) -> str:

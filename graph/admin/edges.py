@@ -19,17 +19,21 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import Truncator
 from simple_history.admin import SimpleHistoryAdmin
 
+from graph.actions.edges import LinkEntries, RetypeEdge, UnlinkEdge, UnlinkEdges
+from graph.actions.traverse import CorrectEdges
 from graph.admin.common import (
     NoHistoryRevertMixin,
     _check_type_bank,
     _entry_label,
     _refuse_gone,
     _relation_label,
+    execute_as,
+    form_with_caller,
+    run_as_staff,
 )
 from graph.edges import links as edge_service
 from graph.models import (
     Edge,
-    EdgeSource,
     EdgeType,
 )
 from kb.admin_filters import BankFilter
@@ -131,6 +135,10 @@ class EdgeStateFilter(admin.SimpleListFilter):
         return queryset
 
 
+def _instant(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
 class EdgeAddForm(forms.ModelForm):
     """A new edge, written by ``link`` once the form itself is valid (service errors become
     non-field errors and nothing is written)."""
@@ -158,19 +166,18 @@ class EdgeAddForm(forms.ModelForm):
             return
         data = self.cleaned_data
         source = data["from_entry"]
-        payload = {
-            "from": source,
-            "to": data["to_entry"],
+        body = {
+            "from": source.short_id,
+            "to": data["to_entry"].short_id,
             "relation": data["type"].name,
             "note": data.get("note") or "",
             "label": data.get("label") or "",
-            "valid_from": data.get("valid_from"),
-            "valid_to": data.get("valid_to"),
+            "valid_from": _instant(data.get("valid_from")),
+            "valid_to": _instant(data.get("valid_to")),
+            "reason": "admin link",
         }
         try:
-            self.instance = edge_service.link(
-                source.bank, payload, reason="admin link", source=EdgeSource.STAFF
-            )
+            self.instance = execute_as(self.caller, LinkEntries, source.bank, body=body)
         except KbError as exc:
             self.add_error(None, exc.message)
 
@@ -208,7 +215,13 @@ class EdgeChangeForm(forms.ModelForm):
         reason = data["reason"].strip()
         try:
             if changed == {"type"}:
-                self.instance = edge_service.retype(old.bank, old.pk, data["type"].name, reason)
+                self.instance = execute_as(
+                    self.caller,
+                    RetypeEdge,
+                    old.bank,
+                    ids={"edge_id": old.pk},
+                    body={"relation": data["type"].name, "reason": reason},
+                )
                 return
             corrected = {
                 "from": old.from_entry,
@@ -220,7 +233,12 @@ class EdgeChangeForm(forms.ModelForm):
                 "valid_from": old.valid_from,
                 "valid_to": old.valid_to,
             }
-            result = edge_service.correct_edges(old.bank, [old.pk], [corrected], reason)
+            result = execute_as(
+                self.caller,
+                CorrectEdges,
+                old.bank,
+                body={"close": [old.pk], "append": [corrected], "reason": reason},
+            )
         except KbError as exc:
             self.add_error(None, exc.message)
             return
@@ -298,7 +316,7 @@ class EdgeAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         kwargs["form"] = EdgeAddForm if obj is None else EdgeChangeForm
-        return super().get_form(request, obj, change=change, **kwargs)
+        return form_with_caller(super().get_form(request, obj, change=change, **kwargs), request)
 
     def get_fieldsets(self, request, obj=None):
         if obj is None:
@@ -368,7 +386,13 @@ class EdgeAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
                 error = "Give a reason: it is recorded on the operation."
             else:
                 try:
-                    edge_service.unlink(edge.bank, edge.pk, reason)
+                    run_as_staff(
+                        request,
+                        UnlinkEdge,
+                        edge.bank,
+                        ids={"edge_id": edge.pk},
+                        body={"reason": reason},
+                    )
                 except KbError as exc:
                     error = exc.message
                 else:
@@ -423,7 +447,12 @@ class EdgeAdmin(NoHistoryRevertMixin, SimpleHistoryAdmin):
             bank = group[0].bank
             try:
                 # One operation per bank: one reviewable, revertible unit per curator action.
-                edge_service.unlink_many(bank, [e.pk for e in group], reason)
+                run_as_staff(
+                    request,
+                    UnlinkEdges,
+                    bank,
+                    body={"edges": [e.pk for e in group], "reason": reason},
+                )
             except KbError as exc:
                 self.message_user(request, f"{bank.slug}: {exc.message}", messages.ERROR)
                 continue

@@ -26,11 +26,13 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from graph.actions.edges import AddAlias, LinkEntries
 from graph.admin.common import (
     GONE,
     NoHistoryRevertMixin,
     _check_type_bank,
     _refuse_gone,
+    run_as_staff,
     taken_message,
 )
 from graph.admin.entry_actions import EntryCurationActions
@@ -41,7 +43,6 @@ from graph.edges.notes import note_as_seen
 from graph.models import (
     Alias,
     Edge,
-    EdgeSource,
     EdgeType,
 )
 from graph.resolution import aliases as alias_service
@@ -75,7 +76,7 @@ class ServiceInlineFormSet(BaseInlineFormSet):
             if not form.has_changed() or not form.is_valid():
                 continue
             try:
-                self.new_objects.append(form.write(self.instance))
+                self.new_objects.append(form.write(self.instance, request))
             except KbError as exc:
                 model_admin.message_user(request, exc.message, messages.ERROR)
 
@@ -120,11 +121,11 @@ class NewEdgeForm(forms.ModelForm):
             raise ValidationError(exc.message) from None
         return data
 
-    def write(self, entry: Entry) -> Edge:
+    def write(self, entry: Entry, request) -> Edge:
         other = self.cleaned_data["to_entry" if self.outgoing else "from_entry"]
-        return edge_service.link(
-            entry.bank, self._payload(other), reason="admin link", source=EdgeSource.STAFF
-        )
+        source, target = self._ends(other)
+        body = {**self._payload(other), "from": source.short_id, "to": target.short_id}
+        return run_as_staff(request, LinkEntries, entry.bank, body={**body, "reason": "admin link"})
 
 
 class NewIncomingEdgeForm(NewEdgeForm):
@@ -158,9 +159,13 @@ class NewAliasForm(forms.ModelForm):
                 self.add_error("surface", taken_message(taken))
         return data
 
-    def write(self, entry: Entry) -> Alias:
-        return alias_service.add_alias(
-            entry.bank, entry, self.cleaned_data["surface"], source="staff"
+    def write(self, entry: Entry, request) -> Alias:
+        return run_as_staff(
+            request,
+            AddAlias,
+            entry.bank,
+            ids={"id": entry.short_id},
+            body={"surface": self.cleaned_data["surface"]},
         )
 
 

@@ -17,19 +17,18 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from graph.actions.curation import MergeEntries, SplitEntry
 from graph.admin.common import (
     GONE,
+    run_as_staff,
 )
-from graph.curation import merge as curation
 from graph.curation.delete import delete_entry, plan_delete
 from graph.curation.lifecycle import restore_entry, retire_entry
 from graph.curation.merge import plan_merge
-from graph.curation.split import split_entry
 from graph.edges import links as edge_service
 from graph.models import (
     Edge,
 )
-from kb import audit
 from kb.errors import KbError
 from kb.models import Entry, EntryStatus
 
@@ -197,7 +196,12 @@ class EntryCurationActions:
                 error = "Give a reason: it is recorded on the merge operation."
             else:
                 try:
-                    result = curation.merge_entries(keep.bank, keep.short_id, away.short_id, reason)
+                    result = run_as_staff(
+                        request,
+                        MergeEntries,
+                        keep.bank,
+                        body={"keep": keep.short_id, "away": away.short_id, "reason": reason},
+                    )
                 except KbError as exc:
                     self.message_user(request, exc.message, messages.ERROR)
                     return None
@@ -252,52 +256,8 @@ class EntryCurationActions:
         parts_text = request.POST.get("parts", "")
         error = ""
         if request.POST.get("confirm") == "yes":
-            parts = [
-                {
-                    "title": title.strip(),
-                    "summary": summary.strip(),
-                    "kind": entry.kind.name,
-                    "lifetime": {"durable": True},
-                }
-                for title, _, summary in (line.partition("|") for line in parts_text.splitlines())
-                if title.strip()
-            ]
-            moves = {}
-            for edge in edges:
-                choice = (request.POST.get(f"edge_{edge.pk}") or "keep").strip()
-                if choice != "keep":
-                    moves[str(edge.pk)] = int(choice) - 1 if choice.isdigit() else choice
-            try:
-                result = split_entry(
-                    entry.bank,
-                    entry.short_id,
-                    parts,
-                    edges=moves,
-                    reason=request.POST.get("reason", ""),
-                    actor=audit.current().actor,
-                )
-            except KbError as exc:
-                # The page numbers parts from 1 (the service from 0): say it in the page's terms.
-                n_parts = len(parts)
-                details = [
-                    f"edge #{k.split('.', 1)[1]}: choose keep or a part from 1 to {n_parts}"
-                    if k.startswith("edges.") and n_parts
-                    else f"{k}: {v}"
-                    for k, v in (exc.fields or {}).items()
-                ]
-                error = exc.message + (" " + "; ".join(details) if details else "")
-            else:
-                self.message_user(
-                    request,
-                    format_html(
-                        'Split {} into {} (<a href="{}">operation #{}</a>).',
-                        entry.short_id,
-                        ", ".join(part.short_id for part in result.parts),
-                        reverse("admin:kb_operation_change", args=[result.operation.pk]),
-                        result.operation.pk,
-                    ),
-                    messages.SUCCESS,
-                )
+            error = self._split(request, entry, edges, parts_text)
+            if not error:
                 return None
         context = {
             **self.admin_site.each_context(request),
@@ -319,3 +279,52 @@ class EntryCurationActions:
             "action_checkbox_name": ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/graph/entry/split_confirmation.html", context)
+
+    def _split(self, request, entry, edges, parts_text: str) -> str:
+        """Run the split the page describes (one part per line, ``title | summary``; each
+        edge kept or moved to a part numbered from 1); the error in the page's terms, or ""."""
+        parts = [
+            {
+                "title": title.strip(),
+                "summary": summary.strip(),
+                "kind": entry.kind.name,
+                "lifetime": {"durable": True},
+            }
+            for title, _, summary in (line.partition("|") for line in parts_text.splitlines())
+            if title.strip()
+        ]
+        moves = {}
+        for edge in edges:
+            choice = (request.POST.get(f"edge_{edge.pk}") or "keep").strip()
+            if choice != "keep":
+                moves[str(edge.pk)] = int(choice) - 1 if choice.isdigit() else choice
+        try:
+            result = run_as_staff(
+                request,
+                SplitEntry,
+                entry.bank,
+                ids={"id": entry.short_id},
+                body={"parts": parts, "edges": moves, "reason": request.POST.get("reason", "")},
+            )
+        except KbError as exc:
+            # The page numbers parts from 1 (the service from 0): say it in the page's terms.
+            n_parts = len(parts)
+            details = [
+                f"edge #{k.split('.', 1)[1]}: choose keep or a part from 1 to {n_parts}"
+                if k.startswith("edges.") and n_parts
+                else f"{k}: {v}"
+                for k, v in (exc.fields or {}).items()
+            ]
+            return exc.message + (" " + "; ".join(details) if details else "")
+        self.message_user(
+            request,
+            format_html(
+                'Split {} into {} (<a href="{}">operation #{}</a>).',
+                entry.short_id,
+                ", ".join(part.short_id for part in result.parts),
+                reverse("admin:kb_operation_change", args=[result.operation.pk]),
+                result.operation.pk,
+            ),
+            messages.SUCCESS,
+        )
+        return ""

@@ -1,15 +1,16 @@
 """The entry admin's "Extract edge proposals from selected" action (declared in
-``GraphEntryAdmin.actions``): one extraction job per bank over the selected entries."""
+``GraphEntryAdmin.actions``): one extraction job per bank over the selected entries, each
+started through the :class:`graph.actions.extraction.RunExtraction` action as the staff
+member."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
 from django.contrib import admin, messages
-from django.db import transaction
 
-from graph.ingest.extract.jobs import queue_extraction
-from kb import audit
+from graph.actions.extraction import RunExtraction
+from graph.admin.common import run_as_staff
 
 
 @admin.action(description="Extract edge proposals from selected (local extractor)")
@@ -18,10 +19,10 @@ def extract_edges_from_selected(modeladmin, request, queryset):
     by_bank = defaultdict(list)
     for entry in queryset.select_related("bank"):
         by_bank[entry.bank].append(entry.short_id)
-    actor = audit.current().actor
     for bank, ids in by_bank.items():
-        with transaction.atomic():
-            job = queue_extraction(bank, ids, "local", actor)
+        job = run_as_staff(
+            request, RunExtraction, bank, body={"entries": ids, "extractor": "local"}
+        )
         job.refresh_from_db()
         modeladmin.message_user(
             request,

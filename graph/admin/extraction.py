@@ -15,6 +15,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from graph.actions.extraction import DecideEdgeProposal
+from graph.admin.common import run_as_staff
 from graph.admin.entries import BankScopedAutocomplete
 from graph.curation import edge_proposals as queue
 from graph.ingest.extract import confidence as scoring
@@ -275,13 +277,15 @@ class EdgeProposalAdmin(admin.ModelAdmin):
             for side in ("from", "to")
         }
         try:
-            result = queue.decide_edge_proposal(
+            body = {"decision": decision, "reason": form.cleaned_data["reason"] or ""}
+            if decision == "accept":
+                body.update({side: ref for side, ref in ends.items() if ref is not None})
+            result = run_as_staff(
+                request,
+                DecideEdgeProposal,
                 proposal.bank,
-                proposal.pk,
-                decision,
-                reason=form.cleaned_data["reason"],
-                from_ref=ends["from"] if decision == "accept" else None,
-                to_ref=ends["to"] if decision == "accept" else None,
+                ids={"proposal_id": proposal.pk},
+                body=body,
             )
         except KbError as exc:
             form.add_error(None, exc.message)
@@ -409,7 +413,13 @@ class EdgeProposalAdmin(admin.ModelAdmin):
         count = 0
         for proposal in queryset.select_related("bank"):
             try:
-                queue.decide_edge_proposal(proposal.bank, proposal.pk, "reject")
+                run_as_staff(
+                    request,
+                    DecideEdgeProposal,
+                    proposal.bank,
+                    ids={"proposal_id": proposal.pk},
+                    body={"decision": "reject"},
+                )
                 count += 1
             except KbError as exc:
                 self.message_user(

@@ -12,6 +12,8 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from graph.actions.curation import RevertOperation
+from graph.admin.common import run_as_staff
 from graph.curation import revert
 from graph.curation.timeline import describe_revert, operation_story
 from graph.models import (
@@ -149,8 +151,12 @@ class GraphOperationAdmin(OperationAdmin):
         if request.method == "POST":
             force = request.POST.get("force") in ("on", "yes", "true", "1")
             try:
-                result = revert.revert_operation(
-                    op.bank, op.pk, request.POST.get("reason", ""), force=force
+                result = run_as_staff(
+                    request,
+                    RevertOperation,
+                    op.bank,
+                    ids={"op_id": op.pk},
+                    body={"reason": request.POST.get("reason", ""), "force": force},
                 )
             except KbError as exc:
                 self.message_user(request, exc.message, messages.ERROR)

@@ -9,11 +9,13 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from graph.actions.curation import DecideMergeProposal
 from graph.admin.common import (
     GONE,
+    run_as_staff,
 )
 from graph.admin.merge import edges_table
-from graph.curation.decisions import OPEN, decide_proposal
+from graph.curation.decisions import OPEN
 from graph.curation.merge import plan_merge
 from graph.models import (
     MergeProposal,
@@ -161,7 +163,16 @@ class MergeProposalAdmin(admin.ModelAdmin):
         """One decision through :func:`graph.curation.decisions.decide_proposal` (the service
         behind ``POST .../proposals/{id}/decide``)."""
         try:
-            result = decide_proposal(proposal.bank, proposal.pk, decision, keep=keep, reason=reason)
+            body = {"decision": decision, "reason": reason}
+            if keep is not None:
+                body["keep"] = keep
+            result = run_as_staff(
+                request,
+                DecideMergeProposal,
+                proposal.bank,
+                ids={"proposal_id": proposal.pk},
+                body=body,
+            )
         except KbError as exc:
             self.message_user(request, f"Proposal #{proposal.pk}: {exc.message}", messages.ERROR)
             return False

@@ -11,16 +11,17 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from graph.actions.curation import SplitEntry
 from graph.analytics import communities as community_service
 from graph.analytics.stats import graph_stats
 from graph.api.schemas import EdgeEndsMixin
-from graph.curation.split import split_entry
 from graph.edges.clocks import parse_instant
 from graph.retrieval.facts import search_facts
 from graph.retrieval.ppr import ppr
 from kb.api import schemas
-from kb.api.auth import actor_for, bank_for
-from kb.api.params import int_param, int_query, query_text, reject_unknown, validated
+from kb.api.actions import respond
+from kb.api.auth import bank_for
+from kb.api.params import int_param, int_query, query_text, validated
 from kb.api.schemas import InstantField, NonBlankField
 from kb.api.views import ERRORS, BankAPIView
 from kb.errors import KbError
@@ -149,17 +150,6 @@ class FactsResponseSerializer(serializers.Serializer):
     took_ms = serializers.FloatField()
 
 
-class SplitRequestSerializer(serializers.Serializer):
-    parts = serializers.ListField(
-        child=serializers.DictField(), help_text="Entry payloads, as for POST .../entries."
-    )
-    edges = serializers.DictField(
-        required=False,
-        help_text='{"<edge id>": <part index> or "keep"}; unnamed edges stay on the original.',
-    )
-    reason = serializers.CharField()
-
-
 class SplitResultSerializer(serializers.Serializer):
     operation = serializers.IntegerField()
     original = serializers.CharField()
@@ -252,23 +242,12 @@ class FactSearchView(BankAPIView):
 
 class EntrySplitView(BankAPIView):
     @extend_schema(
-        request=SplitRequestSerializer,
+        request=SplitEntry.Input,
         responses={201: SplitResultSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
-        summary="Split an entry into parts (scope curate; one revertible operation)",
+        summary=SplitEntry.summary,
     )
     def post(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.CURATE)
-        body = self.json_body(request)
-        reject_unknown(body, {"parts", "edges", "reason"})
-        result = split_entry(
-            bank_obj,
-            entry_id,
-            body.get("parts"),
-            edges=body.get("edges"),
-            reason=body.get("reason"),
-            actor=actor_for(request),
-        )
-        return Response(result.as_json(), status=201)
+        return respond(SplitEntry, request, bank, entry_id=entry_id)
 
 
 # --- the staff statistics page ------------------------------------------------------------------

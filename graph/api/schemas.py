@@ -1,38 +1,22 @@
-"""Serializers that document the graph API in the OpenAPI schema (validation is in services)."""
+"""Serializers that document the graph API's answers in the OpenAPI schema; request shapes
+that an action validates live with the action (``graph.actions``) and are re-exported here."""
 
 from rest_framework import serializers
 
+from graph.actions.curation import (  # noqa: F401
+    MergeRequestSerializer,
+    ProposalDecideSerializer,
+    RevertRequestSerializer,
+)
+from graph.actions.edges import (  # noqa: F401 — the request shapes are the actions'
+    EdgeCreateSerializer,
+    EdgeEndsMixin,
+    InvalidateSerializer,
+    ReasonSerializer,
+    RenoteSerializer,
+    RetypeSerializer,
+)
 from kb.api import schemas
-from kb.api.schemas import InstantField, NonBlankField
-
-
-class EdgeEndsMixin:
-    # Adds the "from" and "to" fields ("from" is a Python keyword, so not a class attribute).
-    # A comment, not a docstring: drf-spectacular would publish a docstring in the schema.
-
-    ends_help: str | None = None
-
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = serializers.CharField(help_text=self.ends_help)
-        fields["to"] = serializers.CharField(help_text=self.ends_help)
-        return fields
-
-
-class EdgeCreateSerializer(EdgeEndsMixin, serializers.Serializer):
-    relation = serializers.CharField()
-    note = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        help_text="How the other entry pertains, never what it says.",
-    )
-    evidence = serializers.JSONField(required=False)
-    valid_from = InstantField(required=False, allow_null=True)
-    valid_to = InstantField(required=False, allow_null=True)
-    label = serializers.CharField(required=False, help_text="Free text for relation 'other'.")
-    reason = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-
-    ends_help = "Entry id or key."
 
 
 class EdgeSerializer(EdgeEndsMixin, serializers.Serializer):
@@ -53,21 +37,8 @@ class EdgeSerializer(EdgeEndsMixin, serializers.Serializer):
     replaces = serializers.IntegerField(allow_null=True)
 
 
-class ReasonSerializer(serializers.Serializer):
-    reason = NonBlankField()
-
-
 class OptionalReasonSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-
-
-class RetypeSerializer(ReasonSerializer):
-    relation = serializers.CharField()
-    label = serializers.CharField(required=False)
-
-
-class InvalidateSerializer(ReasonSerializer):
-    valid_to = InstantField()
 
 
 class CandidateSerializer(serializers.Serializer):
@@ -85,17 +56,6 @@ class ResolveSerializer(serializers.Serializer):
     )
     entry = serializers.DictField(allow_null=True)
     candidates = CandidateSerializer(many=True)
-
-
-class RenoteSerializer(serializers.Serializer):
-    note = serializers.CharField(allow_blank=True, help_text="How the other entry pertains.")
-    reason = NonBlankField()
-
-
-class MergeRequestSerializer(serializers.Serializer):
-    keep = serializers.CharField()
-    away = serializers.CharField()
-    reason = NonBlankField()
 
 
 class MergeResultSerializer(serializers.Serializer):
@@ -117,10 +77,6 @@ class OperationSerializer(serializers.Serializer):
     details = serializers.DictField()
     reverted_by = serializers.IntegerField(allow_null=True)
     changes = serializers.ListField(child=serializers.DictField())
-
-
-class RevertRequestSerializer(ReasonSerializer):
-    force = serializers.BooleanField(required=False, default=False)
 
 
 class RevertResultSerializer(serializers.Serializer):
@@ -156,14 +112,6 @@ class ProposalSerializer(serializers.Serializer):
 class ProposalListSerializer(serializers.Serializer):
     results = ProposalSerializer(many=True)
     next = serializers.CharField(allow_null=True)
-
-
-class ProposalDecideSerializer(serializers.Serializer):
-    decision = serializers.ChoiceField(choices=["approve", "reject", "unclear"])
-    keep = serializers.CharField(
-        required=False, help_text="Approve only: which entry of the pair survives (default a)."
-    )
-    reason = serializers.CharField(required=False, allow_blank=True)
 
 
 class ProposalDecisionSerializer(serializers.Serializer):

@@ -243,30 +243,7 @@ def build_context(
 ) -> ContextBundle:
     """The context bundle for ``body`` (API.md fields: task, files, symbols, budget_tokens)."""
     request = clean_context_request(body)
-    results: list[dict] = []
-    if request.task:
-        # The bundle packs to its own budget: the answer comes whole (no content cut, no
-        # pointers compacted by the query's default budget).
-        params = QueryParams(
-            query=request.task, limit=request.limit, lexical=True, budget_tokens=UNBOUNDED
-        )
-        answer = run_query(bank, params, actor=actor)
-        results = answer["results"]
-    anchored = []
-    if request.files or request.symbols:
-        anchored = recall_anchors(bank, request.files, request.symbols, limit=request.limit)
-    result_ids = [r["id"] for r in results]
-    anchored = [hit for hit in anchored if hit.entry.short_id not in result_ids]
-    bundle_ids = result_ids + [hit.entry.short_id for hit in anchored]
-
-    entries = list(Entry.objects.filter(bank=bank, short_id__in=bundle_ids).order_by("short_id"))
-    subjects = request.files + request.symbols + ([request.task] if request.task else [])
-    claims = live_claims(bank, entries=entries, subjects=subjects)
-    findings: list[FindingLine] = []
-    for provider in _finding_providers:
-        findings.extend(provider(bank, bundle_ids))
-    findings.sort(key=lambda f: f.id)
-
+    found = _gather(bank, request, actor)
     packer = _Packer(request.budget_tokens, counter)
     title = f"# Knowledge Bank context (bank `{bank.slug}`)"
     if request.task:
@@ -276,13 +253,13 @@ def build_context(
     packer.add(title)
     packer.add_section(
         "## Work already claimed (coordinate before starting)",
-        [(_claim_line(c),) for c in claims],
-        [c.pk for c in claims],
+        [(_claim_line(c),) for c in found.claims],
+        [c.pk for c in found.claims],
     )
     packer.add_section(
         "## Open workflow findings on these entries",
-        [(_finding_line(f),) for f in findings],
-        [f.id for f in findings],
+        [(_finding_line(f),) for f in found.findings],
+        [f.id for f in found.findings],
     )
     included = packer.add_section(
         "## Knowledge for this task (best match first)",
@@ -292,33 +269,14 @@ def build_context(
                 _entry_block("", r, r["related"] + r["neighbors"], with_content=False),
                 _entry_block("", r, [], with_content=False),
             )
-            for r in results
+            for r in found.results
         ],
-        result_ids,
+        [r["id"] for r in found.results],
     )
-    anchored_items = []
-    for hit in anchored:
-        entry = {
-            "id": hit.entry.short_id,
-            "title": hit.entry.title,
-            "kind": hit.entry.kind.name,
-            "status": hit.entry.status,
-            "summary": hit.entry.summary,
-            "useful_for": hit.entry.useful_for,
-            "content": hit.entry.content,
-            "steps": hit.entry.steps,
-        }
-        where = "Anchored to: " + ", ".join(f"`{x}`" for x in hit.files + hit.symbols)
-        anchored_items.append(
-            (
-                _entry_block("", entry, [], where, with_content=True),
-                _entry_block("", entry, [], where, with_content=False),
-            )
-        )
     included += packer.add_section(
         "## Anchored to the files and symbols being edited",
-        anchored_items,
-        [hit.entry.short_id for hit in anchored],
+        [_anchored_blocks(hit) for hit in found.anchored],
+        [hit.entry.short_id for hit in found.anchored],
     )
     text = JOIN.join(packer.blocks)
     tokens = counter.count(text)
@@ -328,3 +286,59 @@ def build_context(
         text = JOIN.join(packer.blocks)
         tokens = counter.count(text)
     return ContextBundle(text=text, tokens=tokens, entries=included, truncated=packer.truncated)
+
+
+@dataclass
+class _Found:
+    """What a bundle may show, before packing."""
+
+    results: list[dict]
+    anchored: list
+    claims: list[Claim]
+    findings: list[FindingLine]
+
+
+def _gather(bank: Bank, request: ContextRequest, actor: str) -> _Found:
+    """The fold results for the task, the anchored entries not already among them, the live
+    claims on the bundle's subjects and the open findings naming its entries."""
+    results: list[dict] = []
+    if request.task:
+        # The bundle packs to its own budget: the answer comes whole (no content cut, no
+        # pointers compacted by the query's default budget).
+        params = QueryParams(
+            query=request.task, limit=request.limit, lexical=True, budget_tokens=UNBOUNDED
+        )
+        results = run_query(bank, params, actor=actor)["results"]
+    anchored = []
+    if request.files or request.symbols:
+        anchored = recall_anchors(bank, request.files, request.symbols, limit=request.limit)
+    result_ids = [r["id"] for r in results]
+    anchored = [hit for hit in anchored if hit.entry.short_id not in result_ids]
+    bundle_ids = result_ids + [hit.entry.short_id for hit in anchored]
+    entries = list(Entry.objects.filter(bank=bank, short_id__in=bundle_ids).order_by("short_id"))
+    subjects = request.files + request.symbols + ([request.task] if request.task else [])
+    claims = live_claims(bank, entries=entries, subjects=subjects)
+    findings: list[FindingLine] = []
+    for provider in _finding_providers:
+        findings.extend(provider(bank, bundle_ids))
+    findings.sort(key=lambda f: f.id)
+    return _Found(results, anchored, claims, findings)
+
+
+def _anchored_blocks(hit) -> tuple[str, str]:
+    """An anchored entry's block with its content, then without."""
+    entry = {
+        "id": hit.entry.short_id,
+        "title": hit.entry.title,
+        "kind": hit.entry.kind.name,
+        "status": hit.entry.status,
+        "summary": hit.entry.summary,
+        "useful_for": hit.entry.useful_for,
+        "content": hit.entry.content,
+        "steps": hit.entry.steps,
+    }
+    where = "Anchored to: " + ", ".join(f"`{x}`" for x in hit.files + hit.symbols)
+    return (
+        _entry_block("", entry, [], where, with_content=True),
+        _entry_block("", entry, [], where, with_content=False),
+    )

@@ -31,8 +31,11 @@ from graph.retrieval.answer_types import AnswerResult, Link, Pointer, QueryAnswe
 from graph.retrieval.budget import DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_PER_RESULT
 from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
 from graph.retrieval.presenter import present_answer
+from graph.retrieval.query_input import QueryRequestSerializer
 from graph.retrieval.relevance import NOTE_WEIGHT
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
+from kb.actions.base import Action, Caller
+from kb.api.params import query_text
 from kb.inputs import check_known
 from kb.models import Bank, Entry, EntryStatus, Scope
 from kb.services.embedding import QueryVector, embed_query
@@ -229,48 +232,52 @@ def execute_query(
     )
 
 
-class QueryAction:
+class QueryAction(Action):
     """The query use case (API.md "Query"): one declared input
     (:class:`graph.retrieval.query_input.QueryRequestSerializer`, which also generates the
-    OpenAPI request and the MCP tool schema), scope ``read`` (checked by the transport when it
-    resolves the bank), :meth:`execute` returning typed data, a presenter rendering JSON within
-    the token budget, and one statement counting usage of what was shown and logging the query.
-    REST, MCP and the context bundle all run it."""
+    OpenAPI request and the MCP tool schema), scope ``read``, :meth:`execute` returning typed
+    data (:class:`QueryAnswer`), and :meth:`present` rendering JSON within the token budget and
+    counting usage of what was shown and logging the query, in one statement. REST, MCP and
+    the context bundle all run it; :func:`run_query` runs it in process on ready params."""
 
+    name = "query"
+    summary = "Query the bank (the fold query)"
     scope = Scope.READ
-
-    def __init__(
-        self,
-        bank: Bank,
-        params: QueryParams,
-        *,
-        actor: str = "",
-        record: bool = True,
-        query_vector: list[float] | None = None,
-        counter: TokenCounter = DEFAULT_COUNTER,
-    ):
-        self.bank, self.params, self.actor = bank, params, actor
-        self.record, self.query_vector, self.counter = record, query_vector, counter
+    Input = QueryRequestSerializer
+    # Set by in-process callers (run_query: replays, labs, benches), never by a transport.
+    record: bool = True
+    query_vector: list[float] | None = None
+    counter: TokenCounter = DEFAULT_COUNTER
 
     @classmethod
-    def from_body(cls, bank: Bank, body: object, *, actor: str = "") -> QueryAction:
-        """The action for a request body, validated by the declaration (400 on bad input)."""
-        from graph.retrieval.query_input import clean_query_body
+    def clean(cls, query, body) -> dict:
+        data = super().clean(query, body)
+        query_text(data)
+        return data
 
-        return cls(bank, clean_query_body(body), actor=actor)
+    @classmethod
+    def for_params(cls, bank: Bank, params: QueryParams, caller: Caller, **options) -> QueryAction:
+        """The action on already-typed params (no request to validate)."""
+        action = cls(bank, caller, data=asdict(params))
+        for name, value in options.items():
+            setattr(action, name, value)
+        return action
+
+    @property
+    def params(self) -> QueryParams:
+        return QueryParams(**self.data)
 
     def execute(self) -> QueryAnswer:
         return execute_query(self.bank, self.params, query_vector=self.query_vector)
 
-    def run(self) -> dict:
-        """Execute, render (the answer as the agent receives it), then count what was shown."""
-        answer = self.execute()
+    def present(self, answer: QueryAnswer) -> dict:
+        """Render (the answer as the agent receives it), then count what was shown."""
         body = present_answer(answer, self.counter)
         if self.record:
             shown = {r["id"] for r in body["results"]}
             record_query(
                 self.bank,
-                self.actor,
+                self.caller.actor,
                 self.params,
                 used=[r.entry_id for r in answer.results if r.id in shown],
                 results=body["results"],
@@ -288,13 +295,18 @@ def run_query(
     query_vector: list[float] | None = None,
     counter: TokenCounter = DEFAULT_COUNTER,
 ) -> dict:
-    """Answer a query as API.md's response body (:class:`QueryAction` run end to end). Usage is
-    bumped for the returned ids only and the query is logged — unless ``record`` is false
-    (replays and labs measure, never count)."""
-    action = QueryAction(
-        bank, params, actor=actor, record=record, query_vector=query_vector, counter=counter
+    """Answer a query as API.md's response body (:class:`QueryAction` executed and presented
+    in the current context). Usage is bumped for the returned ids only and the query is logged
+    — unless ``record`` is false (replays and labs measure, never count)."""
+    action = QueryAction.for_params(
+        bank,
+        params,
+        Caller(actor=actor, via="command"),
+        record=record,
+        query_vector=query_vector,
+        counter=counter,
     )
-    return action.run()
+    return action.present(action.execute())
 
 
 _LOG_INSERT = f"""

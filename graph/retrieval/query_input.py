@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from graph.retrieval.query import QueryParams
-from kb.api.params import query_text, validated
 from kb.api.schemas import NonBlankField
 
 
@@ -91,10 +89,3 @@ class QueryRequestSerializer(serializers.Serializer):
         default=None,
         help_text="Keep corrected results at their own rank (default: read from the query).",
     )
-
-
-def clean_query_body(body: object) -> QueryParams:
-    """The request body checked against the declaration: the action's input, or a 400."""
-    data = dict(validated(QueryRequestSerializer, body))
-    query_text(data)
-    return QueryParams(**data)

@@ -7,6 +7,7 @@ import pytest
 
 from graph.retrieval.query import QueryAction, QueryParams
 from graph.retrieval.query_input import QueryRequestSerializer
+from kb.actions.base import Caller
 from kb.models import Entry
 from kb.services.embedding import embed_entries
 from kb.services.tokens import create_token
@@ -88,7 +89,9 @@ def test_mcp_tool_keeps_tenancy_and_scope(answered_bank, other_bank):
 
 def test_action_returns_typed_data_and_counts_nothing(answered_bank):
     before = sorted(Entry.objects.filter(bank=answered_bank).values_list("usage_count", flat=True))
-    answer = QueryAction(answered_bank, QueryParams(query="deploy rollout canary")).execute()
+    caller = Caller.system(via="command")
+    params = QueryParams(query="deploy rollout canary")
+    answer = QueryAction.for_params(answered_bank, params, caller).execute()
     assert answer.results and all(r.rank == i for i, r in enumerate(answer.results, 1))
     after = sorted(Entry.objects.filter(bank=answered_bank).values_list("usage_count", flat=True))
     assert before == after  # usage is counted when the rendered answer is handed out

@@ -5,10 +5,12 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
+from kb import audit
+from kb.actions.base import Caller
 from kb.management.commands._base import KbCommand
 from kb.models import Bank
-from workflows.models import ReportTrigger
-from workflows.services.reports import build_report, report_findings
+from workflows.actions import regenerate_report
+from workflows.services.reports import report_findings
 from workflows.services.subgraph import find_process, processes_of
 
 
@@ -32,10 +34,11 @@ class Command(KbCommand):
         else:
             processes = list(processes_of(bank))
         totals = {"findings": 0, "new": 0, "closed": 0}
+        caller = Caller.system(audit.current().actor or "system", via="command")
         for process in tqdm(
             processes, desc="processes", unit="process", disable=len(processes) < 2
         ):
-            built = build_report(bank, process, trigger=ReportTrigger.ON_DEMAND)
+            built = regenerate_report(caller, process)
             report = built.report
             totals["findings"] += report.finding_count
             totals["new"] += built.created

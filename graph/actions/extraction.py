@@ -1,0 +1,183 @@
+"""Edge extraction use cases (scope ``curate``): queue an extraction run, list the edge
+proposal queue, accept or reject one proposal. The rules stay in
+:mod:`graph.ingest.extract.jobs` and :mod:`graph.curation.edge_proposals`."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from graph.actions.fields import CodedChoiceField, named_fields_only
+from graph.api.render import edge_json
+from graph.curation import edge_proposals as queue
+from graph.ingest.extract.jobs import clean_request, queue_extraction
+from graph.models import EdgeProposal
+from kb.actions.base import Action
+from kb.api.openapi import schema_keywords
+from kb.api.render import iso
+from kb.api.schemas import NonBlankField
+from kb.models import Scope
+
+# --- declarations ---------------------------------------------------------------------------
+
+
+def _configured_extractors() -> dict:
+    """The extractors this server can run (``llm`` only with ``KB_EXTRACT_LLM_URL``)."""
+    from django.conf import settings
+
+    names = ["local"] + (["llm"] if settings.KB_EXTRACT_LLM_URL else [])
+    return {"extractor": {"type": "string", "enum": names, "default": "local"}}
+
+
+@schema_keywords(properties=_configured_extractors)
+class ExtractionRequestSerializer(serializers.Serializer):
+    entries = serializers.ListField(
+        child=NonBlankField(),
+        allow_null=True,
+        required=False,
+        help_text="Entry ids to read; null reads everything changed since the last run.",
+    )
+    extractor = serializers.ChoiceField(choices=["local", "llm"], required=False, default="local")
+
+
+class RunExtraction(Action):
+    """Queue an extraction run (a background job) over some entries or everything changed
+    since the last run; its values are checked by ``clean_request`` (codes
+    ``unknown_extractor``, ``extractor_not_configured``)."""
+
+    name = "extraction.run"
+    summary = "Extract edge proposals from entries' prose (a background job)"
+    scope = Scope.CURATE
+    Input = ExtractionRequestSerializer
+    status = 202
+
+    @classmethod
+    def clean(cls, query, body) -> dict:
+        return named_fields_only(cls.Input, body)
+
+    def execute(self):
+        entries, extractor = clean_request(self.bank, self.data)
+        with transaction.atomic():
+            return queue_extraction(self.bank, entries, extractor, self.caller.actor)
+
+    def present(self, job) -> dict:
+        return {"job": job.public_id}
+
+
+class DecideRequestSerializer(serializers.Serializer):
+    decision = CodedChoiceField(
+        choices=["accept", "reject"],
+        error_code="invalid_decision",
+        error_message="decision must be 'accept' or 'reject'.",
+        help_text="accept writes the edge; reject keeps it from being proposed again.",
+    )
+    reason = serializers.CharField(required=False, allow_blank=True, help_text="Why.")
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = serializers.CharField(required=False, help_text="Names an unresolved end.")
+        fields["to"] = serializers.CharField(required=False, help_text="Names an unresolved end.")
+        return fields
+
+
+@extend_schema_field({"type": "string", "enum": ["", "open", "accepted", "rejected", "all"]})
+class EdgeProposalStatusField(serializers.CharField):
+    """An edge proposal status, checked by
+    :func:`graph.curation.edge_proposals.list_edge_proposals` (400 ``invalid_value`` naming the
+    statuses, as every unknown filter value answers)."""
+
+
+class EdgeProposalListQuery(serializers.Serializer):
+    status = EdgeProposalStatusField(
+        required=False,
+        allow_blank=True,
+        default="open",
+        help_text="open (default), accepted, rejected, all",
+    )
+    cursor = serializers.CharField(
+        required=False, allow_blank=True, help_text="The `next` of the previous page."
+    )
+    limit = serializers.IntegerField(
+        required=False, default=50, min_value=1, max_value=200, help_text="1–200."
+    )
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+
+def _end(entry) -> dict | None:
+    return {"id": entry.short_id, "title": entry.title} if entry is not None else None
+
+
+def proposal_json(p: EdgeProposal) -> dict:
+    return {
+        "id": p.pk,
+        "source": p.source_entry.short_id,
+        "span": p.span,
+        "relation": p.type.name,
+        "from": _end(p.from_entry),
+        "to": _end(p.to_entry),
+        "from_text": p.from_text,
+        "to_text": p.to_text,
+        "confidence": p.confidence,
+        "extractor": p.extractor,
+        "status": p.status,
+        "candidates": p.candidates,
+        "edge": p.edge_id,
+        "decided_by": p.decided_by,
+        "decided_at": iso(p.decided_at),
+        "reason": p.decision_reason,
+        "created_at": iso(p.created_at),
+    }
+
+
+# --- actions --------------------------------------------------------------------------------
+
+
+class ListEdgeProposals(Action):
+    """The edge proposal queue, most confident first."""
+
+    name = "edge_proposals.list"
+    summary = "The edge proposal queue, most confident first"
+    scope = Scope.CURATE
+    Query = EdgeProposalListQuery
+
+    def execute(self):
+        return queue.list_edge_proposals(
+            self.bank,
+            status=self.data["status"],
+            cursor=self.data.get("cursor"),
+            limit=self.data["limit"],
+        )
+
+    def present(self, found) -> dict:
+        rows, next_cursor = found
+        return {"results": [proposal_json(p) for p in rows], "next": next_cursor}
+
+
+class DecideEdgeProposal(Action):
+    """Accept (writes the edge, revertible) or reject an edge proposal."""
+
+    name = "edge_proposals.decide"
+    summary = "Accept (writes the edge) or reject an edge proposal"
+    scope = Scope.CURATE
+    path_ids = {"proposal_id": "proposal_id"}
+    Input = DecideRequestSerializer
+
+    def execute(self):
+        return queue.decide_edge_proposal(
+            self.bank,
+            self.ids["proposal_id"],
+            self.data["decision"],
+            reason=self.data.get("reason"),
+            from_ref=self.data.get("from"),
+            to_ref=self.data.get("to"),
+            actor=self.caller.actor,
+        )
+
+    def present(self, result) -> dict:
+        return {
+            "proposal": proposal_json(queue.get_proposal(self.bank, result.proposal.pk)),
+            "edge": edge_json(result.edge) if result.edge else None,
+        }
