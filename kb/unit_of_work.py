@@ -188,11 +188,17 @@ def row_deleted(sender, instance, **kwargs) -> None:
 
 
 def connect_row_signals() -> None:
-    """Called once from ``KbConfig.ready``."""
+    """Called once from ``KbConfig.ready`` (every model is loaded by then): connect the audited
+    models only, so every other model keeps Django's fast delete (a ``post_delete`` receiver
+    makes a model's deletes fetch its rows first)."""
+    from django.apps import apps
     from django.db.models.signals import post_delete, post_save
 
-    post_save.connect(row_saved, dispatch_uid="kb.unit_of_work.row_saved")
-    post_delete.connect(row_deleted, dispatch_uid="kb.unit_of_work.row_deleted")
+    for model in apps.get_models():
+        if _audited(model):
+            label = model._meta.label_lower
+            post_save.connect(row_saved, sender=model, dispatch_uid=f"kb.uow.saved.{label}")
+            post_delete.connect(row_deleted, sender=model, dispatch_uid=f"kb.uow.deleted.{label}")
 
 
 def pending_events(using: str = "default") -> list[BankChanged]:
