@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('kb', '0017_claim_token'),
+        ("kb", "0017_claim_token"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='operation',
-            name='request_id',
-            field=models.CharField(blank=True, default='', max_length=128),
+            model_name="operation",
+            name="request_id",
+            field=models.CharField(blank=True, default="", max_length=128),
         ),
     ]
