@@ -30,6 +30,7 @@ import statistics
 import sys
 import time
 from collections import Counter, deque
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -65,8 +66,8 @@ class Setup:
     """Builds the benchmark rows in bulk, with history rows carrying one import operation."""
 
     def __init__(self, bank, neighbours: int, rng: random.Random):
-        from kb import audit
         from kb.models import EntryKind, OperationKind
+        from kb.unit_of_work import unit_of_work
 
         self.bank, self.rng = bank, rng
         self.kind = EntryKind.objects.get(bank=None, name="fact")
@@ -74,7 +75,7 @@ class Setup:
         from graph.edges.vocab import edge_types_for_bank
 
         self.types = edge_types_for_bank(bank)
-        with audit.operation(bank, OperationKind.IMPORT, reason="benchmark set-up") as op:
+        with unit_of_work(bank, OperationKind.IMPORT, reason="benchmark set-up") as op:
             self.op = op
             self.pool = self.entries([f"Neighbour {i}" for i in range(neighbours)])
 
@@ -109,10 +110,10 @@ class Setup:
     def pair(self, repetition: int, edges: int):
         """A fresh keep/away pair; returns (keep, away, how many of away's edges collapse)."""
         from graph.models import Edge
-        from kb import audit
         from kb.models import OperationKind
+        from kb.unit_of_work import unit_of_work
 
-        with audit.operation(self.bank, OperationKind.IMPORT, reason="benchmark pair") as op:
+        with unit_of_work(self.bank, OperationKind.IMPORT, reason="benchmark pair") as op:
             self.op = op
             keep, away = self.entries([f"Keep {repetition}", f"Away {repetition}"])
             slots = [(n, t, d) for n in self.pool for t in RELATIONS for d in ("out", "in")]
@@ -229,19 +230,74 @@ def drop_bank(bank) -> None:
         Bank.objects.filter(pk=bank.pk).delete()
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edges", type=int, default=1000, help="edges of the entry merged away")
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--neighbours", type=int, default=600)
     parser.add_argument("--old", default="34d3d58", help="commit of the row-by-row services")
     parser.add_argument("--no-old", action="store_true", help="measure the new services only")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+@dataclass
+class Measured:
+    """What the pairs measured, by ``"<step> (<impl>)"``."""
+
+    times: dict[str, list[float]]
+    counts: dict[str, list[int]] = field(default_factory=dict)
+    shapes: dict[str, Counter] = field(default_factory=dict)
+    touched: dict[str, dict] = field(default_factory=dict)
+    pg: str = ""
+
+
+def run_pairs(args, bank, impls: dict) -> Measured:
+    """Merge and revert each pair with every implementation, in turn, on the same pairs."""
+    from django.db import connection
+
+    times = {f"{step} ({impl})": [] for impl in impls for step in ("merge", "revert")}
+    m = Measured(times, {k: [] for k in times}, {k: Counter() for k in times})
+    setup = Setup(bank, args.neighbours, random.Random(20240601))
+    for rep in range(args.repetitions):
+        keep, away, collapsing = setup.pair(rep, args.edges)
+        merged_op = None
+        for name in times:
+            impl = name.split("(")[1].rstrip(")")
+            merge, revert = impls[impl]
+            if name.startswith("revert"):
+                call, call_args = revert, (bank, merged_op, "bench undo")
+            else:
+                call, call_args = merge, (bank, keep.short_id, away.short_id, name)
+            result, ms, queries = measured(call, *call_args)
+            if name.startswith("merge"):
+                merged_op = result.operation.pk
+            op_id = result.operation.pk if hasattr(result, "operation") else result["operation"]
+            times[name].append(ms)
+            m.counts[name].append(len(queries))
+            if rep == 0:
+                m.shapes[name].update(shape(q["sql"]) for q in queries)
+                m.touched[name] = {
+                    "history rows": rows_written(op_id),
+                    "result": result.as_json() if hasattr(result, "as_json") else result,
+                }
+        print(
+            f"  pair {rep + 1}: "
+            + ", ".join(f"{name} {times[name][-1]:.0f} ms" for name in times)
+            + f" ({collapsing} edges expected to collapse)",
+            flush=True,
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT version()")
+        m.pg = cursor.fetchone()[0].split(" on ")[0]
+    return m
+
+
+def main() -> None:
+    args = parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()
-    from django.db import connection
     from django.utils import timezone
 
     from graph.curation.merge import merge_entries
@@ -256,52 +312,19 @@ def main() -> None:
     if not args.no_old:
         old = old_curation(args.old)
         impls = {"old": (old.merge_entries, old.revert_operation), **impls}
-    times: dict[str, list[float]] = {
-        f"{step} ({impl})": [] for impl in impls for step in ("merge", "revert")
-    }
-    counts: dict[str, list[int]] = {k: [] for k in times}
-    shapes: dict[str, Counter] = {k: Counter() for k in times}
-    touched: dict[str, dict] = {}
     try:
-        setup = Setup(bank, args.neighbours, random.Random(20240601))
-        for rep in range(args.repetitions):
-            keep, away, collapsing = setup.pair(rep, args.edges)
-            merged_op = None
-            for name in times:
-                impl = name.split("(")[1].rstrip(")")
-                merge, revert = impls[impl]
-                if name.startswith("revert"):
-                    call, call_args = revert, (bank, merged_op, "bench undo")
-                else:
-                    call, call_args = merge, (bank, keep.short_id, away.short_id, name)
-                result, ms, queries = measured(call, *call_args)
-                if name.startswith("merge"):
-                    merged_op = result.operation.pk
-                op_id = result.operation.pk if hasattr(result, "operation") else result["operation"]
-                times[name].append(ms)
-                counts[name].append(len(queries))
-                if rep == 0:
-                    shapes[name].update(shape(q["sql"]) for q in queries)
-                    touched[name] = {
-                        "history rows": rows_written(op_id),
-                        "result": result.as_json() if hasattr(result, "as_json") else result,
-                    }
-            print(
-                f"  pair {rep + 1}: "
-                + ", ".join(f"{name} {times[name][-1]:.0f} ms" for name in times)
-                + f" ({collapsing} edges expected to collapse)",
-                flush=True,
-            )
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT version()")
-            pg = cursor.fetchone()[0].split(" on ")[0]
+        measured_pairs = run_pairs(args, bank, impls)
     finally:
         drop_bank(bank)
         print(f"bank {slug} deleted", flush=True)
+    report(args, measured_pairs, load_start)
 
-    reps = args.repetitions
+
+def report(args, m: Measured, load_start: float) -> None:
+    """Rows touched, the most frequent statements, the speed-up and the markdown tables."""
+    times = m.times
     print("\nRows touched (first pair):")
-    for name, info in touched.items():
+    for name, info in m.touched.items():
         result = {
             k: v
             for k, v in info["result"].items()
@@ -313,7 +336,7 @@ def main() -> None:
         print(f"  {name}: history rows {info['history rows']}; result {result}")
     for name in times:
         print(f"\nMost frequent statements of {name} (first pair):")
-        for sql, n in shapes[name].most_common(6):
+        for sql, n in m.shapes[name].most_common(6):
             print(f"  {n:>6} × {sql}")
     if "merge (old)" in times:
         for step in ("merge", "revert"):
@@ -327,14 +350,14 @@ def main() -> None:
         "\n|---|---|---|"
     )
     for name in times:
-        per_edge = statistics.median(counts[name]) / args.edges
+        per_edge = statistics.median(m.counts[name]) / args.edges
         print(
-            f"| {name} ({reps}×) | {stats(times[name])} | "
-            f"{statistics.median(counts[name]):.0f} ({per_edge:.1f} per edge) |"
+            f"| {name} ({args.repetitions}×) | {stats(times[name])} | "
+            f"{statistics.median(m.counts[name]):.0f} ({per_edge:.1f} per edge) |"
         )
     print(
         f"\n| machine | |\n|---|---|\n| nproc | {hw['nproc']} |\n| CPU | {hw['CPU']} |"
-        f"\n| RAM | {hw['RAM']} |\n| PostgreSQL | {pg} |"
+        f"\n| RAM | {hw['RAM']} |\n| PostgreSQL | {m.pg} |"
         f"\n| 1-min load average | {load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end |"
     )
 

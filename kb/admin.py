@@ -1,7 +1,7 @@
 """The staff admin of the core app: thin views over the services.
 
 Every write that touches knowledge is an audited operation: entry saves, reverts and deletes
-open a :func:`kb.audit.operation`, the "Mark verified" action calls
+open a unit of work (:func:`kb.unit_of_work.unit_of_work`), the "Mark verified" action calls
 :func:`kb.services.entries.verify_entry`, tokens are created only by
 :func:`kb.services.tokens.create_token` (the raw secret is shown once and never stored).
 The actor is the staff user (``kb.audit.AuditContextMiddleware``).

@@ -1,44 +1,46 @@
-"""Collect ids touched during a transaction and act on them once, after it commits.
+"""One batch per transaction, run once after it commits.
 
-Derived state (workflow reports, graph layouts) is refreshed after edits. One edit can touch
-many rows, and one transaction many edits: each receiver adds ids to one batch per
-transaction and connection, and the batch is flushed once, after commit (a rollback discards
-the queue, and with it the batch). Outside a transaction the ids are flushed after the
-autocommit, each call on its own.
+A write can note what it changed many times inside one transaction (a merge saves and updates
+hundreds of rows); what follows the commit should run once, with everything. :func:`batch_for`
+hands back the batch queued on the current transaction of the connection, queuing a fresh one
+when there is none yet (or when the savepoint that queued the last one was rolled back, which
+took it off the queue). A rollback discards the queue, and with it the batch. Outside a
+transaction the batch runs right after the autocommit, on its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.db import transaction
 
 
-class _Batch:
-    def __init__(self, flush: Callable[[set[int]], None]) -> None:
-        self.ids: set[int] = set()
-        self.flush = flush
+class Batch:
+    """What a transaction collected; :meth:`flush` runs once, after the commit."""
+
+    def __init__(self) -> None:
         self.position = -1
         self.flushed = False
 
+    def flush(self) -> None:  # pragma: no cover - subclasses say what a flush does
+        raise NotImplementedError
+
     def __call__(self) -> None:
         self.flushed = True
-        self.flush(self.ids)
+        self.flush()
 
 
-def collect_after_commit(
-    name: str, ids: Iterable[int | None], flush: Callable[[set[int]], None], using: str = "default"
-) -> None:
-    """Add ``ids`` to the ``name`` batch of the current transaction; ``flush(ids)`` runs once
-    after it commits."""
-    ids = {pk for pk in ids if pk is not None}
-    if not ids:
-        return
+B = TypeVar("B", bound=Batch)
+
+
+def batch_for(name: str, make: Callable[[], B], using: str = "default") -> B:
+    """The ``name`` batch of the current transaction on ``using`` (made by ``make`` and queued
+    with ``on_commit`` if none is queued). Outside a transaction, a fresh batch each call: the
+    caller fills it and it runs once the autocommit has happened (see :func:`run_if_idle`)."""
     conn = transaction.get_connection(using)
     if not conn.in_atomic_block:
-        transaction.on_commit(lambda: flush(ids), using=using, robust=True)
-        return
-    # Reuse the batch while it is still queued on this connection.
+        return make()
     attr = f"_after_commit_{name}"
     batch = getattr(conn, attr, None)
     hooks = conn.run_on_commit
@@ -48,8 +50,14 @@ def collect_after_commit(
         or batch.position >= len(hooks)
         or hooks[batch.position][1] is not batch
     ):
-        batch = _Batch(flush)
+        batch = make()
         transaction.on_commit(batch, using=using, robust=True)
         batch.position = len(conn.run_on_commit) - 1
         setattr(conn, attr, batch)
-    batch.ids |= ids
+    return batch
+
+
+def run_if_idle(batch: Batch, using: str = "default") -> None:
+    """Run a batch filled outside any transaction (its write has committed already)."""
+    if not transaction.get_connection(using).in_atomic_block and not batch.flushed:
+        transaction.on_commit(batch, using=using, robust=True)

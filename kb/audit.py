@@ -2,8 +2,9 @@
 
 A context variable holds the current :class:`AuditContext`. Request middleware sets the actor
 for staff sessions, the API sets it for agent tokens, Celery tasks and management commands
-set it explicitly. :func:`operation` opens an audited changeset: it creates the ``Operation``
-row and every historical row saved inside the block records it.
+set it explicitly. The unit of work (:mod:`kb.unit_of_work`) opens an audited changeset and binds
+it here (:func:`within`); :func:`history_stamp` is the one rule for a historical row's audit
+columns, whichever path writes the row.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ import contextvars
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from django.db import transaction
-
 
 @dataclass(frozen=True)
 class AuditContext:
     actor: str = "system"
     reason: str = ""
     operation_id: int | None = None
+    bank_id: int | None = None  # the open operation's bank
 
 
 _current: contextvars.ContextVar[AuditContext] = contextvars.ContextVar(
@@ -46,34 +46,31 @@ def acting_as(actor: str, reason: str = "") -> Iterator[AuditContext]:
 
 
 @contextlib.contextmanager
-def operation(bank, kind: str, reason: str = "", actor: str | None = None, **details):
-    """Open one audited changeset inside one transaction and yield its ``Operation``.
-
-    Everything written in the block is one unit: it commits together or not at all, and every
-    historical row records the operation id. Inside an open operation, joins it.
-    """
-    from kb.models import Operation
-
-    ctx = _current.get()
-    if ctx.operation_id is not None:
-        # Already inside an operation (a merge that links, an import that creates): join it,
-        # so one user action stays one reviewable, revertible unit.
-        with transaction.atomic():
-            yield Operation.objects.get(pk=ctx.operation_id)
-        return
-    with transaction.atomic():
-        op = Operation.objects.create(
-            bank=bank,
-            kind=kind,
-            actor=actor or ctx.actor,
-            reason=reason or ctx.reason,
-            details=details or {},
+def within(op) -> Iterator[AuditContext]:
+    """Bind the audit context to the open operation ``op`` (its id, bank, actor and reason):
+    every history row written inside the block records it. Used by the unit of work."""
+    token = _current.set(
+        replace(
+            _current.get(),
+            operation_id=op.pk,
+            bank_id=op.bank_id,
+            actor=op.actor,
+            reason=op.reason,
         )
-        token = _current.set(replace(ctx, operation_id=op.pk, actor=op.actor, reason=op.reason))
-        try:
-            yield op
-        finally:
-            _current.reset(token)
+    )
+    try:
+        yield _current.get()
+    finally:
+        _current.reset(token)
+
+
+@contextlib.contextmanager
+def operation(bank, kind: str, reason: str = "", actor: str | None = None, **details):
+    """The unit of work under its older name: :func:`kb.unit_of_work.unit_of_work`."""
+    from kb.unit_of_work import unit_of_work
+
+    with unit_of_work(bank, kind, reason=reason, actor=actor, **details) as op:
+        yield op
 
 
 def record(op, **details) -> None:
@@ -88,19 +85,28 @@ HISTORY_REASON_MAX = 100
 
 
 def history_reason(reason: str | None) -> str | None:
-    """The reason as a historical row stores it, on every path (simple-history's per-row saves
-    and the set-wise ``record_rows``): cut to the column, None when empty."""
+    """The reason as a historical row stores it: cut to the column, None when empty."""
     return reason[:HISTORY_REASON_MAX] if reason else None
+
+
+def history_stamp(reason: str | None = None) -> dict:
+    """The audit columns of a historical row, one rule per column whichever path writes it
+    (simple-history's per-row saves through :func:`fill_history_row`, the set-wise
+    ``kb.history_rows.record_rows``): the open operation, the actor, and the row's own reason
+    (else the context's) cut to the column."""
+    ctx = _current.get()
+    return {
+        "operation_id": ctx.operation_id,
+        "history_actor": ctx.actor,
+        "history_change_reason": history_reason(reason or ctx.reason),
+    }
 
 
 def fill_history_row(sender, instance, history_instance, **kwargs) -> None:
     """simple-history signal: stamp the audit context onto each historical row."""
-    ctx = _current.get()
-    history_instance.operation_id = ctx.operation_id
-    history_instance.history_actor = ctx.actor
-    history_instance.history_change_reason = history_reason(
-        getattr(history_instance, "history_change_reason", None) or ctx.reason
-    )
+    stamp = history_stamp(getattr(history_instance, "history_change_reason", None))
+    for column, value in stamp.items():
+        setattr(history_instance, column, value)
 
 
 class AuditContextMiddleware:

@@ -5,7 +5,8 @@ simple-history writes a historical row per ``save()``; a merge of a hub or an im
 index changes thousands of rows, and one statement per row is what made them slow. Code that
 changes rows with set-wise SQL calls :func:`record_rows` right after (or, for deletions, right
 before) the change, so the audit stays complete: each row gets its historical row with the
-operation id, the actor and the reason.
+operation id, the actor and the reason (:func:`kb.audit.history_stamp`, the rule simple-history's
+rows follow too), and the unit of work notes the rows for its post-commit event.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from django.db import connection
 from django.utils import timezone
 
 from kb import audit
-from kb.signals import rows_written
+from kb.unit_of_work import note_rows
 
 
 @functools.cache
@@ -42,11 +43,10 @@ def record_rows(
         return 0
     if change not in ("+", "~", "-"):
         raise ValueError(f"Unknown history change {change!r}.")
-    ctx = audit.current()
     hist = model.history.model
     columns = tracked_columns(model)
     quoted = ", ".join(connection.ops.quote_name(c) for c in columns)
-    why = reason if reason is not None else ctx.reason
+    stamp = audit.history_stamp(reason)
     sql = (
         f"INSERT INTO {connection.ops.quote_name(hist._meta.db_table)} "
         f"({quoted}, history_date, history_type, history_change_reason, operation_id, "
@@ -60,15 +60,15 @@ def record_rows(
             [
                 when or timezone.now(),
                 change,
-                audit.history_reason(why),
-                ctx.operation_id,
-                ctx.actor,
+                stamp["history_change_reason"],
+                stamp["operation_id"],
+                stamp["history_actor"],
                 list(ids),
             ],
         )
         written = cur.rowcount
-    # Set-wise writes bypass save(): tell those who keep derived state (reports, layouts).
-    rows_written.send(sender=model, ids=list(ids), change=change, using=connection.alias)
+    # Set-wise writes bypass save(): the unit of work learns of them here.
+    note_rows(model, ids, change, using=connection.alias)
     return written
 
 

@@ -305,6 +305,8 @@ class Operation(BankOwned):
     reverted_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reverts"
     )
+    # The request (HTTP, MCP, task or command) that opened it, as its log lines show it.
+    request_id = models.CharField(max_length=128, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]

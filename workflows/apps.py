@@ -7,18 +7,12 @@ class WorkflowsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Edits of a process's entries or edges schedule a debounced report rebuild.
-        from django.db.models.signals import post_save
+        # Committed edits of a process's entries or edges schedule a debounced report rebuild:
+        # one subscription to the unit of work's post-commit event.
+        from kb.events import bank_changed as committed
+        from workflows.services.scheduling import bank_changed
 
-        from graph.models import Edge
-        from kb.models import Entry
-        from kb.signals import rows_written
-        from workflows.services.scheduling import edge_saved, entry_saved
-        from workflows.services.scheduling import rows_written as set_wise_written
-
-        post_save.connect(edge_saved, sender=Edge, dispatch_uid="workflows.edge_saved")
-        post_save.connect(entry_saved, sender=Entry, dispatch_uid="workflows.entry_saved")
-        rows_written.connect(set_wise_written, dispatch_uid="workflows.rows_written")
+        committed.connect(bank_changed, dispatch_uid="workflows.bank_changed")
 
         # The context bundle (graph) shows open findings that name its entries.
         from graph.retrieval.context import register_finding_provider

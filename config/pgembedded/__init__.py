@@ -4,4 +4,7 @@ Used when no ``DATABASE_URL`` is set. Every process of a checkout (web server, m
 commands, Celery workers, tests) shares one server on ``<checkout>/.pgdata``; the first one to
 connect starts it, later ones find it running. The server is left running on exit so that
 processes can come and go; ``make stop-db`` stops it.
+
+Must not live here: anything a production database needs (with ``DATABASE_URL`` this backend
+is not used), nor domain code.
 """

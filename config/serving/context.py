@@ -1,7 +1,7 @@
 """The request (or task) being served, for log lines and metrics.
 
 A context variable holds one mutable :class:`RequestInfo` per request; code deeper in the
-stack (the operation signal, DRF authentication) fills in what it learns, and the log filter
+stack (the unit of work, DRF authentication) fills in what it learns, and the log filter
 and the request log read it. Celery tasks get one too, keyed by the task id.
 """
 
@@ -53,8 +53,9 @@ def request_id_from(header: str | None) -> str:
     return uuid.uuid4().hex
 
 
-def note_operation(sender, instance, created: bool, **kwargs) -> None:
-    """post_save receiver for ``Operation``: the request's log lines name its operations."""
+def note_operation(operation_id: int) -> None:
+    """Called by the unit of work (``kb.unit_of_work.start_operation``) for each operation it
+    opens: the request's log lines name its operations."""
     info = _current.get()
-    if created and info is not None and instance.pk not in info.operation_ids:
-        info.operation_ids.append(instance.pk)
+    if info is not None and operation_id not in info.operation_ids:
+        info.operation_ids.append(operation_id)

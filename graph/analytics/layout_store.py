@@ -4,9 +4,10 @@ after edits through a debounced Celery job.
 - ``refresh_layout(bank)`` recomputes and replaces the cached row (the job's body).
 - ``request_layout(bank_pk)`` marks the row and schedules one job; further requests while the
   mark stands do nothing, so a burst of edits costs one layout.
-- Edits reach ``request_layout`` through ``post_save`` of entries and edges, collected per
-  transaction and flushed once after commit (``connect_signals``). Without a broker (tasks run
-  eagerly) the signal path is off by default and readers refresh small banks themselves.
+- Edits reach ``request_layout`` through the unit of work's post-commit event
+  (``kb.events.bank_changed``, one per committed write, whichever path wrote the rows;
+  ``connect_signals``). Without a broker (tasks run eagerly) the subscription does nothing by
+  default and readers refresh small banks themselves.
 """
 
 from __future__ import annotations
@@ -25,15 +26,12 @@ from django.utils import timezone
 from graph.analytics.layout import compute_layout
 from graph.edges.links import current_q
 from graph.models import Edge, GraphLayout
-from kb.after_commit import collect_after_commit
 from kb.models import Bank, Entry, EntryStatus
-from kb.signals import rows_written
 
 POSITION_DTYPE = np.dtype(
     [("id", "<i8"), ("xyz", "<f4", (3,)), ("xy", "<f4", (2,)), ("community", "<i4")]
 )
 HIDDEN_STATUSES = (EntryStatus.MERGED, EntryStatus.DELETED)
-IGNORED_ENTRY_FIELDS = frozenset({"usage_count", "last_used_at", "verified_at", "verified_by"})
 
 
 def sync_max() -> int:
@@ -217,51 +215,21 @@ def run_requested(bank_pk: int, requested_at: str | None = None) -> str:
 # --- edits schedule a refresh -----------------------------------------------------------------
 
 
-def _request_layouts(bank_ids: set[int]) -> None:
-    for bank_pk in sorted(bank_ids):
-        request_layout(bank_pk)
-
-
-def _drop_overviews(bank_ids: set[int]) -> None:
+def bank_changed(sender, event, **kwargs) -> None:
+    """``kb.events.bank_changed`` subscriber: a committed write that changed entries or edges
+    drops its bank's cached community overview and requests one refresh of its layout."""
+    if not event.touches(Entry, Edge):
+        return
     from graph.analytics.view_cache import drop_overviews
 
-    drop_overviews(bank_ids)
-
-
-def note_touched(bank_pk: int | None, using: str = "default") -> None:
-    """Remember that ``bank_pk``'s graph changed; after the commit the bank's cached community
-    overview is dropped and (with auto refresh) one layout refresh is requested."""
-    if bank_pk is None:
-        return
-    collect_after_commit("view-layouts", [bank_pk], _drop_overviews, using=using)
+    drop_overviews({event.bank_id})
     if auto_refresh():
-        collect_after_commit("layout", [bank_pk], _request_layouts, using=using)
-
-
-def _edge_saved(sender, instance, raw: bool = False, **kwargs) -> None:
-    if not raw:
-        note_touched(instance.bank_id, using=instance._state.db)
-
-
-def _rows_written(sender, ids, using: str = "default", **kwargs) -> None:
-    if sender in (Edge, Entry) and ids:
-        banks = sender.objects.using(using).filter(pk__in=ids).values_list("bank_id", flat=True)
-        for bank_pk in set(banks):
-            note_touched(bank_pk, using=using)
-
-
-def _entry_saved(sender, instance, raw: bool = False, update_fields=None, **kwargs) -> None:
-    if raw or (update_fields is not None and set(update_fields) <= IGNORED_ENTRY_FIELDS):
-        return
-    note_touched(instance.bank_id, using=instance._state.db)
+        request_layout(event.bank_id)
 
 
 def connect_signals() -> None:
-    """Called from ``GraphConfig.ready``: edits of entries and edges request a refresh."""
-    from django.db.models.signals import post_delete, post_save
+    """Called from ``GraphConfig.ready``: committed edits of entries and edges request a
+    refresh (one subscription, whichever path wrote the rows)."""
+    from kb.events import bank_changed as committed
 
-    rows_written.connect(_rows_written, dispatch_uid="graph.layout.rows_written")
-    post_save.connect(_edge_saved, sender=Edge, dispatch_uid="graph.layout.edge_saved")
-    post_delete.connect(_edge_saved, sender=Edge, dispatch_uid="graph.layout.edge_deleted")
-    post_save.connect(_entry_saved, sender=Entry, dispatch_uid="graph.layout.entry_saved")
-    post_delete.connect(_entry_saved, sender=Entry, dispatch_uid="graph.layout.entry_deleted")
+    committed.connect(bank_changed, dispatch_uid="graph.layout.bank_changed")

@@ -10,7 +10,7 @@ Both are kept in ``ViewLayout`` rows, so opening a view again is a read:
 - the overview (edge counts between communities and their positions) is stored under
   ``overview`` with the fingerprint of the community set; edits of the bank's entries and edges
   drop it after commit, on the same path that marks the bank layout for refresh
-  (``layout_store.note_touched``), and a rebuild of the communities drops every row (cascade).
+  (``layout_store.bank_changed``, the unit of work's one post-commit event), and a rebuild of the communities drops every row (cascade).
 
 The layout job and ``build_communities`` warm the overview and the largest communities
 (``warm_views``), so the first visitor does not pay for them either.

@@ -18,6 +18,7 @@ from kb import audit
 from kb.errors import Conflict
 from kb.models import Bank, Entry, EntryStatus, Operation, OperationKind
 from kb.services.entries import find_entry
+from kb.unit_of_work import unit_of_work
 
 
 @dataclass
@@ -236,7 +237,7 @@ def delete_entry(bank: Bank, ref: str, reason: str, *, actor: str | None = None)
     reason = _require_reason(reason)
     entry = find_entry(bank, ref, follow_merges=False)
     types = edge_types_for_bank(bank)
-    with audit.operation(bank, OperationKind.DELETE, reason=reason, actor=actor) as op:
+    with unit_of_work(bank, OperationKind.DELETE, reason=reason, actor=actor) as op:
         lock_entries([entry.pk], exclusive=True)
         entry = Entry.objects.get(pk=entry.pk)
         if entry.status in (EntryStatus.MERGED, EntryStatus.DELETED):

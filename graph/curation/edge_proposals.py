@@ -23,6 +23,7 @@ from kb import audit
 from kb.errors import Conflict, InvalidInput, KbError, NotFound
 from kb.inputs import check_known, parse_int_id
 from kb.models import Bank, Operation, OperationKind
+from kb.unit_of_work import unit_of_work
 
 DECISIONS = ("accept", "reject")
 PAGE_DEFAULT, PAGE_MAX = 50, 200
@@ -173,7 +174,7 @@ def decide_edge_proposal(
             proposal.save(update_fields=["status", "decided_by", "decided_at", "decision_reason"])
         return Decision(proposal)
     get_proposal(bank, proposal_id)  # 404 before opening an operation
-    with audit.operation(
+    with unit_of_work(
         bank,
         OperationKind.LINK,
         reason=reason or f"accepted edge proposal #{proposal_id}",
@@ -233,7 +234,7 @@ def accept_band(
     pks = list(qs.order_by("-confidence", "pk").values_list("pk", flat=True))
     if not pks:
         return result
-    with audit.operation(
+    with unit_of_work(
         bank,
         OperationKind.LINK,
         reason=reason or f"bulk accept of edge proposals, confidence {lo:.2f}–{hi:.2f}",

@@ -12,6 +12,7 @@ from kb import audit
 from kb.errors import Conflict, InvalidInput
 from kb.models import Bank, Entry, EntryStatus, OperationKind
 from kb.services.entries import find_entry
+from kb.unit_of_work import unit_of_work
 
 
 def _subject(bank: Bank, ref) -> Entry:
@@ -39,7 +40,7 @@ def retire_entry(
     evidence = _required_text(evidence, "evidence")
     entry = _subject(bank, ref)
     replacement = _entry(bank, superseded_by, "superseded_by") if superseded_by else None
-    with audit.operation(
+    with unit_of_work(
         bank, OperationKind.RETIRE, reason=reason, actor=actor, entry=entry.short_id
     ) as op:
         entry = (
@@ -81,7 +82,7 @@ def retire_entry(
 def restore_entry(bank: Bank, ref, *, reason: str = "", actor: str | None = None) -> Entry:
     """Undo a retirement (the supersedes edge, if any, stays: unlink it separately)."""
     entry = _subject(bank, ref)
-    with audit.operation(
+    with unit_of_work(
         bank, OperationKind.RESTORE, reason=reason or "restored", actor=actor, entry=entry.short_id
     ):
         entry = (

@@ -19,6 +19,7 @@ from kb import audit
 from kb.errors import Conflict, InvalidInput
 from kb.models import Bank, Entry, EntryStatus, Operation, OperationKind
 from kb.services.entries import find_entry
+from kb.unit_of_work import unit_of_work
 
 # --- the one rule of preserving writes --------------------------------------------------------
 
@@ -261,7 +262,7 @@ def merge_entries(
     exactly revertible."""
     reason = _require_reason(reason)
     keep, away = merge_pair(bank, keep_ref, away_ref)
-    with audit.operation(bank, OperationKind.MERGE, reason=reason, actor=actor) as op:
+    with unit_of_work(bank, OperationKind.MERGE, reason=reason, actor=actor) as op:
         lock_entries([keep.pk, away.pk], exclusive=True)
         keep = Entry.objects.select_related("kind").get(pk=keep.pk)
         away = Entry.objects.select_related("kind").get(pk=away.pk)

@@ -17,6 +17,7 @@ from kb import audit
 from kb.errors import Conflict, NotFound
 from kb.inputs import parse_int_id
 from kb.models import Bank, Operation, OperationKind
+from kb.unit_of_work import unit_of_work
 
 
 def _audited_models():
@@ -77,7 +78,7 @@ def revert_operation(
             code="already_reverted",
         )
 
-    with audit.operation(
+    with unit_of_work(
         bank, OperationKind.REVERT, reason=reason, actor=actor, reverts=op.pk
     ) as new_op:
         # Plan inside the transaction, with the reverted operation and every entry it touched

@@ -30,6 +30,7 @@ from kb.services.entries import (
     find_entry,
     kinds_for_bank,
 )
+from kb.unit_of_work import unit_of_work
 
 MAX_PARTS = 20
 KEEP = "keep"
@@ -140,7 +141,7 @@ def split_entry(
         )
     cleaned = _clean_parts(bank, parts)
     types = edge_types_for_bank(bank)
-    with audit.operation(
+    with unit_of_work(
         bank, OperationKind.SPLIT, reason=reason, actor=actor, entry=original.short_id
     ) as op:
         original = Entry.objects.select_for_update().get(pk=original.pk)

@@ -6,7 +6,7 @@ a null bound meaning unbounded — contains ``t``.
 
 - :func:`current_edge_sql`: the raw-SQL predicate for an alias and an instant parameter, for
   statements written by hand (statistics, PPR, facts, the fold).
-- :func:`current_q`: the same predicate as an ORM ``Q``.
+- :func:`current_q`: the same predicate as an ORM ``Q`` (:func:`valid_q` is its valid-time half).
 - :func:`edge_is_current`: the same predicate over plain values (``Edge.is_current``).
 
 ``tests/graph/test_current_edge.py`` checks on random edges and instants, boundaries included,
@@ -43,15 +43,19 @@ def current_edge_sql(alias: str = "e", at: str = "%(now)s") -> str:
     )
 
 
+def valid_q(at: dt.datetime, prefix: str = "") -> Q:
+    """The ORM predicate "the half-open valid interval ``[valid_from, valid_to)`` contains
+    ``at``" (the valid-time half of the rule, for queries that pick their own belief time)."""
+    return (Q(**{f"{prefix}valid_from__isnull": True}) | Q(**{f"{prefix}valid_from__lte": at})) & (
+        Q(**{f"{prefix}valid_to__isnull": True}) | Q(**{f"{prefix}valid_to__gt": at})
+    )
+
+
 def current_q(now: dt.datetime | None = None, prefix: str = "") -> Q:
     """The ORM predicate "current at ``now``" (default: the present) on the edge reached
     through ``prefix`` (e.g. ``"edges_out__"``)."""
     now = now or timezone.now()
-    return (
-        Q(**{f"{prefix}invalidated_at__isnull": True})
-        & (Q(**{f"{prefix}valid_from__isnull": True}) | Q(**{f"{prefix}valid_from__lte": now}))
-        & (Q(**{f"{prefix}valid_to__isnull": True}) | Q(**{f"{prefix}valid_to__gt": now}))
-    )
+    return Q(**{f"{prefix}invalidated_at__isnull": True}) & valid_q(now, prefix)
 
 
 def edge_is_current(

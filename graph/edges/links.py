@@ -17,7 +17,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from graph.edges.clocks import overlapping_q, parse_instant
-from graph.edges.current import current_q  # noqa: F401  (re-exported: callers import it here)
+from graph.edges.current import current_q, valid_q  # noqa: F401  (re-exported: callers import them here)
 from graph.edges.vocab import edge_type, edge_types_for_bank
 from graph.models import Edge, EdgeSource, EdgeType
 from kb import audit
@@ -25,6 +25,7 @@ from kb.errors import Conflict, InvalidInput, NotFound
 from kb.inputs import parse_int_id
 from kb.models import Bank, Entry, OperationKind
 from kb.services.entries import find_entry
+from kb.unit_of_work import unit_of_work
 
 NOTE_COPY_WORDS = 8
 NOTE_MAX = 2000
@@ -40,13 +41,6 @@ def believed_q(as_of: dt.datetime | None = None, prefix: str = "") -> Q:
         return Q(**{f"{prefix}invalidated_at__isnull": True})
     return Q(**{f"{prefix}recorded_at__lte": as_of}) & (
         Q(**{f"{prefix}invalidated_at__isnull": True}) | Q(**{f"{prefix}invalidated_at__gt": as_of})
-    )
-
-
-def valid_q(at: dt.datetime, prefix: str = "") -> Q:
-    """Rows whose half-open valid interval [valid_from, valid_to) contains ``at``."""
-    return (Q(**{f"{prefix}valid_from__isnull": True}) | Q(**{f"{prefix}valid_from__lte": at})) & (
-        Q(**{f"{prefix}valid_to__isnull": True}) | Q(**{f"{prefix}valid_to__gt": at})
     )
 
 
@@ -323,7 +317,7 @@ def link(
 ) -> Edge:
     """Create an edge (one ``link`` operation)."""
     req = clean_link(bank, data, source=source)
-    with audit.operation(bank, OperationKind.LINK, reason=reason, actor=actor) as op:
+    with unit_of_work(bank, OperationKind.LINK, reason=reason, actor=actor) as op:
         edge = write_edge(bank, req)
         audit.record(op, edges=[*op.details.get("edges", []), edge.pk])
     return edge
@@ -402,7 +396,7 @@ def close_edge(edge: Edge, reason: str, when: dt.datetime | None = None) -> Edge
 def unlink(bank: Bank, edge_id: Any, reason: Any, *, actor: str | None = None) -> Edge:
     """Retract an edge: close its transaction interval (one ``unlink`` operation)."""
     reason = _require_reason(reason)
-    with audit.operation(bank, OperationKind.UNLINK, reason=reason, actor=actor) as op:
+    with unit_of_work(bank, OperationKind.UNLINK, reason=reason, actor=actor) as op:
         edge = Edge.objects.select_for_update(of=("self",)).get(pk=get_edge(bank, edge_id).pk)
         _require_open(edge)
         close_edge(edge, reason)
@@ -421,7 +415,7 @@ def unlink_many(
         raise InvalidInput(
             "Name at least one edge to unlink.", code="invalid_input", fields={"edges": "Empty."}
         )
-    with audit.operation(bank, OperationKind.UNLINK, reason=reason, actor=actor) as op:
+    with unit_of_work(bank, OperationKind.UNLINK, reason=reason, actor=actor) as op:
         closed = [unlink(bank, edge_id, reason, actor=actor) for edge_id in ids]
         audit.record(op, edges=[e.pk for e in closed])
     return closed
@@ -541,7 +535,7 @@ def _replace_edge(
 ) -> Edge:
     """Lock the edge and its ends, let ``changes`` validate and name the new values, close the
     row and append its successor: one operation of ``kind``."""
-    with audit.operation(bank, kind, reason=reason, actor=actor) as op:
+    with unit_of_work(bank, kind, reason=reason, actor=actor) as op:
         edge = _lock_edge_and_ends(bank, edge_id)
         _require_open(edge)
         fields = changes(edge)
@@ -568,7 +562,7 @@ def correct_edges(
     if not close and not append:
         raise InvalidInput("Name edges to close and/or edges to append.", code="empty_correction")
     types = edge_types_for_bank(bank)
-    with audit.operation(
+    with unit_of_work(
         bank, OperationKind.INVALIDATE, reason=reason, actor=actor, correction=True
     ) as op:
         closed = []

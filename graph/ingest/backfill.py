@@ -31,6 +31,7 @@ from graph.models import Edge, EdgeSource, EdgeType
 from kb import audit
 from kb.errors import Conflict, InvalidInput
 from kb.models import Bank, Entry, EntryStatus, OperationKind
+from kb.unit_of_work import unit_of_work
 
 Progress = Callable[[int, int], None]
 
@@ -172,7 +173,7 @@ def _write_planned(
         todo.append(item)
     if not todo:
         return result
-    with audit.operation(bank, OperationKind.BACKFILL, reason=reason, actor=actor) as op:
+    with unit_of_work(bank, OperationKind.BACKFILL, reason=reason, actor=actor) as op:
         for item in todo:
             req = LinkRequest(
                 item.from_entry,

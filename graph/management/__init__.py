@@ -1,1 +1,1 @@
-"""Management commands of the graph app."""
+"""Management commands of the graph app (``commands/``). Must not hold code of its own."""

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz
 
 from graph.models import Alias
-from kb import audit
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryStatus, OperationKind
+from kb.unit_of_work import unit_of_work
 
 # Fuzzy resolution: scores are 0–100 over titles, keys (and their last segment) and aliases.
 RESOLVE_CONFIDENT = 88.0  # a single clear winner at or above this resolves
@@ -47,7 +47,7 @@ def add_alias(
             fields={"alias": "Too long."},
         )
     norm = normalize(surface)
-    with audit.operation(
+    with unit_of_work(
         bank,
         OperationKind.ALIAS,
         reason=f"alias “{surface.strip()}” added to {entry.short_id}",
@@ -100,7 +100,7 @@ def remove_alias(
     alias = Alias.objects.filter(bank=bank, entry=entry, normalized=norm).first() if norm else None
     if alias is None:
         raise NotFound(f"{surface!r} is not an alias of {entry.short_id}.", code="alias_not_found")
-    with audit.operation(
+    with unit_of_work(
         bank,
         OperationKind.UNALIAS,
         reason=reason or f"alias “{alias.surface}” removed from {entry.short_id}",

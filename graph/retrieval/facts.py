@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from graph.edges.current import current_edge_sql
 from graph.edges.links import believed_q, valid_q
 from graph.models import Edge, EdgeEmbedding
 from kb.errors import InvalidInput
@@ -29,14 +30,12 @@ from kb.services.embedding import Embedder, embed_query, get_embedder
 LEXICAL_WEIGHT = 0.5
 EMBED_BATCH = 256
 
-_LEXICAL_SQL = """
+_LEXICAL_SQL = f"""
 SELECT e.id, ts_rank_cd(e.note_tsv, q) AS rank
   FROM graph_edge e,
        CAST(replace(websearch_to_tsquery('english', %(text)s)::text, ' & ', ' | ') AS tsquery) AS q
  WHERE e.bank_id = %(bank)s AND e.note <> ''
-   AND e.invalidated_at IS NULL
-   AND (e.valid_from IS NULL OR e.valid_from <= %(at)s)
-   AND (e.valid_to IS NULL OR e.valid_to > %(at)s)
+   AND {current_edge_sql("e", "%(at)s")}
    AND e.note_tsv @@ q
  ORDER BY rank DESC, e.id
  LIMIT %(k)s

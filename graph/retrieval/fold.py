@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
+from graph.edges.current import current_edge_sql
 from graph.retrieval.relevance import (
     HOP_LINES,
     NEIGHBOR_CANDIDATE_CAP,
@@ -181,9 +182,7 @@ def fold_pool(ranked: Sequence[int], edges: Sequence[PoolEdge], limit: int) -> F
 
 # --- the two statements the fold adds ---------------------------------------------------------
 
-_CURRENT = """ed.bank_id = %(bank)s AND ed.invalidated_at IS NULL
-    AND (ed.valid_from IS NULL OR ed.valid_from <= %(now)s)
-    AND (ed.valid_to IS NULL OR ed.valid_to > %(now)s)"""
+_CURRENT = "ed.bank_id = %(bank)s AND " + current_edge_sql("ed", "%(now)s")
 
 
 # The bank's replacement types: the core ``supersedes`` and the bank's own of that name.

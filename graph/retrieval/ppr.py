@@ -19,6 +19,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from graph.edges.current import current_edge_sql
 from graph.models import EdgeType
 from kb.errors import InvalidInput
 from kb.models import Bank, Entry, EntryStatus
@@ -31,39 +32,34 @@ TOLERANCE = 1e-9
 # One statement per hop. ``LIMIT`` inside each lateral arm is the per-entry budget (the
 # open-edge partial indexes answer it without reading a hub's other edges); the outer LIMIT
 # is the per-hop budget.
-_HOP_SQL = """
+_CURRENT = current_edge_sql("e", "%(now)s")
+_HOP_SQL = f"""
 SELECT x.id, x.from_entry_id, x.to_entry_id, x.type_id, x.anchor
   FROM unnest(%(frontier)s::bigint[]) AS f(id)
   CROSS JOIN LATERAL (
       (SELECT e.id, e.from_entry_id, e.to_entry_id, e.type_id, f.id AS anchor
          FROM graph_edge e
         WHERE e.from_entry_id = f.id AND e.bank_id = %(bank)s
-          AND e.invalidated_at IS NULL
-          AND (e.valid_from IS NULL OR e.valid_from <= %(now)s)
-          AND (e.valid_to IS NULL OR e.valid_to > %(now)s)
+          AND {_CURRENT}
         LIMIT %(per_node)s)
       UNION ALL
       (SELECT e.id, e.from_entry_id, e.to_entry_id, e.type_id, f.id AS anchor
          FROM graph_edge e
         WHERE e.to_entry_id = f.id AND e.bank_id = %(bank)s
-          AND e.invalidated_at IS NULL
-          AND (e.valid_from IS NULL OR e.valid_from <= %(now)s)
-          AND (e.valid_to IS NULL OR e.valid_to > %(now)s)
+          AND {_CURRENT}
         LIMIT %(per_node)s)
   ) AS x
  LIMIT %(per_hop)s
 """
 
 # Edges among the entries of the last hop, which no expansion read (bounded like a hop).
-_CLOSING_SQL = """
+_CLOSING_SQL = f"""
 SELECT e.id, e.from_entry_id, e.to_entry_id, e.type_id, e.from_entry_id AS anchor
   FROM graph_edge e
  WHERE e.bank_id = %(bank)s
    AND e.from_entry_id = ANY(%(frontier)s::bigint[])
    AND e.to_entry_id = ANY(%(frontier)s::bigint[])
-   AND e.invalidated_at IS NULL
-   AND (e.valid_from IS NULL OR e.valid_from <= %(now)s)
-   AND (e.valid_to IS NULL OR e.valid_to > %(now)s)
+   AND {_CURRENT}
  LIMIT %(per_hop)s
 """
 

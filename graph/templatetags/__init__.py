@@ -1,1 +1,3 @@
-"""Template helpers of the graph's admin pages (presentation only, no queries of their own)."""
+"""Template helpers of the graph's admin pages. Must not run queries of their own or hold rules:
+presentation only.
+"""

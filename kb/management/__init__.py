@@ -1,1 +1,1 @@
-"""Management commands of the kb app."""
+"""Management commands of the kb app (``commands/``). Must not hold code of its own."""

@@ -9,6 +9,7 @@ from django.utils import timezone
 from kb import audit
 from kb.errors import InvalidInput
 from kb.models import Bank, BankKind, Operation, OperationKind
+from kb.unit_of_work import unit_of_work
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
@@ -42,7 +43,7 @@ def set_archived(
         return None
     kind = OperationKind.ARCHIVE if archived else OperationKind.UNARCHIVE
     default = f"{'archived' if archived else 'restored'} bank {bank.slug}"
-    with audit.operation(bank, kind, reason=reason or default, actor=actor) as op:
+    with unit_of_work(bank, kind, reason=reason or default, actor=actor) as op:
         bank.archived_at = timezone.now() if archived else None
         bank.save(update_fields=["archived_at"])
         audit.record(op, archived=archived)

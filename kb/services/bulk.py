@@ -18,12 +18,12 @@ from typing import Any, Protocol
 
 from django.db import connection, transaction
 
-from kb import audit
 from kb.errors import InvalidInput, KbError
 from kb.inputs import loads_checked, max_json_depth
 from kb.models import Bank, EntryKind, OperationKind
 from kb.services.embedding import EMBED_BATCH, schedule_embedding_job
 from kb.services.entries import kinds_for_bank, schedule_embedding
+from kb.unit_of_work import unit_of_work
 
 Progress = Callable[[str, int, int], None]
 
@@ -492,7 +492,7 @@ def _import_bank(
     for item in plan:
         by_type.setdefault(item.type, []).append(item)
     with transaction.atomic():
-        with audit.operation(
+        with unit_of_work(
             bank, OperationKind.IMPORT, reason=reason, actor=actor, lines=len(plan)
         ) as op:
             by_ref: dict[str, int] = {}

@@ -9,6 +9,7 @@ nothing.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -202,108 +203,21 @@ class EntryLines:
         now = timezone.now()
         actor = audit.current().actor
         kinds = kinds_for_bank(state.bank)  # after the kind phase: declared kinds now have ids
-        # The bank's entries as they are now, in the transaction: what the file compares with.
-        restoring = {i.data["existing"].pk for i in items if i.data.get("restore")}
-        present = {
-            row[0]: row
-            for row in Entry.objects.filter(bank=state.bank)
-            .exclude(Q(status=EntryStatus.DELETED) & ~Q(pk__in=restoring))
-            .values_list("pk", *PRESENT_COLUMNS[1:])
-            .iterator(chunk_size=20_000)
-        }
-        # Every short_id the bank has ever used (deleted entries keep theirs), in one read.
-        taken = set(Entry.objects.filter(bank=state.bank).values_list("short_id", flat=True))
-        new_items = [item for item in items if item.data["existing"] is None]
-        new_ids = iter(reserve_ids(Entry, len(new_items)))
+        present, taken = _present_entries(state.bank, items)
+        new_ids = iter(reserve_ids(Entry, sum(1 for i in items if i.data["existing"] is None)))
         planned: list[tuple[dict, dict | None, str | None]] = []  # values, present, resolved
         created: list[dict] = []
         for item in items:
-            data = item.data
-            existing = data["existing"]
-            values = {
-                k: v
-                for k, v in data.items()
-                if k
-                not in ("existing", "short_id", "resolved_ref", "resolved_by", "kind", "restore")
-            }
-            values["kind_id"] = kinds[data["kind"].name].pk
-            if data.get("resolved_by") is not None:
-                values["resolved_by_id"] = data["resolved_by"].pk
-            elif "resolved_by" in data:
-                values["resolved_by_id"] = None
-            if existing is None:
-                pk = next(new_ids)
-                short_id = data["short_id"] or _fresh_short_id(taken)
-                taken.add(short_id)
-                values.update(
-                    id=pk,
-                    bank_id=state.bank.pk,
-                    short_id=short_id,
-                    created_by=actor,
-                    created_at=now,
-                    updated_at=now,
-                    status_changed_at=now,
-                )
+            values = _line_values(item.data, kinds)
+            if item.data["existing"] is None:
+                _plan_new(state, item, values, next(new_ids), taken, actor, now)
                 created.append(values)
-                state.by_ref[short_id] = pk
-                if values.get("key"):
-                    state.by_ref[values["key"]] = pk
-                planned.append((values, None, data["resolved_ref"]))
+                planned.append((values, None, item.data["resolved_ref"]))
             else:
-                row = present.get(existing.pk)
-                if row is None or (row[PRESENT_COLUMNS.index("status")] == EntryStatus.MERGED):
-                    raise InvalidInput(  # deleted or merged since validation
-                        f"line {item.line}: entry {existing.short_id} was deleted or merged "
-                        "meanwhile; import again.",
-                        code="entry_deleted" if row is None else "entry_merged",
-                    )
-                current = dict(zip(PRESENT_COLUMNS, row, strict=True))
-                if data.get("restore"):  # its names work again for the later line types
-                    state.by_ref[existing.short_id] = existing.pk
-                    if current["key"]:
-                        state.by_ref[current["key"]] = existing.pk
-                # A line upserting by key may carry another id (or a new key): later lines
-                # naming the entry by the line's names mean this entry.
-                for name in (data["short_id"], values.get("key")):
-                    if name:
-                        state.by_ref.setdefault(name, existing.pk)
-                planned.append((values, current, data["resolved_ref"]))
-        changed: dict[int, dict] = {}  # by id: two lines naming one entry, the last wins
-        for values, current, resolved_ref in planned:
-            if resolved_ref is not None:  # bound now that every entry of the file has an id
-                values.update(
-                    durable=False, expires_at=None, resolved_by_id=state.by_ref[resolved_ref]
-                )
-            if current is None:
-                continue
-            differs = [k for k in ENTRY_COMPARED_FIELDS if k in values and current[k] != values[k]]
-            if not differs:
-                state.counts["unchanged"] += 1
-                continue
-            row = {**current, **{k: values[k] for k in ENTRY_COMPARED_FIELDS if k in values}}
-            if "status" in differs:
-                row["status_changed_at"] = now
-            row["updated_at"] = now
-            changed[row["id"]] = row
-        restored = sum(1 for row in changed.values() if present_status(present, row) == "deleted")
-        if created:
-            copy_dicts(
-                Entry,
-                created,
-                ids=[v["id"] for v in created],
-                progress=progress,
-                phase="writing entries",
-                when=now,
-            )
-            state.counts["created"] += len(created)
-            state.changed_entry_ids.update(v["id"] for v in created)
-        if changed:
-            columns = [*ENTRY_COMPARED_FIELDS, "status_changed_at", "updated_at"]
-            update_rows(Entry, list(changed.values()), columns, when=now)
-            state.counts["updated"] += len(changed) - restored
-            if restored:
-                state.counts["restored"] = state.counts.get("restored", 0) + restored
-            state.changed_entry_ids.update(changed)
+                current = _plan_existing(state, item, values, present)
+                planned.append((values, current, item.data["resolved_ref"]))
+        changed = _changed_rows(state, planned, now)
+        _write_entries(state, created, changed, present, now, progress)
         if progress:
             progress("writing", len(items), len(items))
 
@@ -315,6 +229,144 @@ class EntryLines:
         )
         for e in entries.iterator(chunk_size=2000):
             yield entry_line(e)
+
+
+def _present_entries(bank: Bank, items: list[PlannedLine]) -> tuple[dict[int, tuple], set[str]]:
+    """The bank's entries as they are now, in the transaction (what the file compares with;
+    deleted ones only when a line restores them), and every short_id the bank has ever used
+    (deleted entries keep theirs): two reads."""
+    restoring = {i.data["existing"].pk for i in items if i.data.get("restore")}
+    present = {
+        row[0]: row
+        for row in Entry.objects.filter(bank=bank)
+        .exclude(Q(status=EntryStatus.DELETED) & ~Q(pk__in=restoring))
+        .values_list("pk", *PRESENT_COLUMNS[1:])
+        .iterator(chunk_size=20_000)
+    }
+    taken = set(Entry.objects.filter(bank=bank).values_list("short_id", flat=True))
+    return present, taken
+
+
+_NOT_COLUMNS = ("existing", "short_id", "resolved_ref", "resolved_by", "kind", "restore")
+
+
+def _line_values(data: dict, kinds: dict) -> dict:
+    """A validated entry line's column values (``kind_id``, ``resolved_by_id`` resolved)."""
+    values = {k: v for k, v in data.items() if k not in _NOT_COLUMNS}
+    values["kind_id"] = kinds[data["kind"].name].pk
+    if data.get("resolved_by") is not None:
+        values["resolved_by_id"] = data["resolved_by"].pk
+    elif "resolved_by" in data:
+        values["resolved_by_id"] = None
+    return values
+
+
+def _plan_new(
+    state: ApplyState,
+    item: PlannedLine,
+    values: dict,
+    pk: int,
+    taken: set[str],
+    actor: str,
+    now: dt.datetime,
+) -> None:
+    """Complete a new entry's row (its reserved id, a fresh short_id unless the line gives
+    one, the clocks) and make its names resolve for the later line types."""
+    short_id = item.data["short_id"] or _fresh_short_id(taken)
+    taken.add(short_id)
+    values.update(
+        id=pk,
+        bank_id=state.bank.pk,
+        short_id=short_id,
+        created_by=actor,
+        created_at=now,
+        updated_at=now,
+        status_changed_at=now,
+    )
+    state.by_ref[short_id] = pk
+    if values.get("key"):
+        state.by_ref[values["key"]] = pk
+
+
+def _plan_existing(
+    state: ApplyState, item: PlannedLine, values: dict, present: dict[int, tuple]
+) -> dict:
+    """The present row of the entry a line upserts (refused when it was deleted or merged
+    since validation); its names resolve to it for the later line types."""
+    data, existing = item.data, item.data["existing"]
+    row = present.get(existing.pk)
+    if row is None or (row[PRESENT_COLUMNS.index("status")] == EntryStatus.MERGED):
+        raise InvalidInput(  # deleted or merged since validation
+            f"line {item.line}: entry {existing.short_id} was deleted or merged "
+            "meanwhile; import again.",
+            code="entry_deleted" if row is None else "entry_merged",
+        )
+    current = dict(zip(PRESENT_COLUMNS, row, strict=True))
+    if data.get("restore"):  # its names work again for the later line types
+        state.by_ref[existing.short_id] = existing.pk
+        if current["key"]:
+            state.by_ref[current["key"]] = existing.pk
+    # A line upserting by key may carry another id (or a new key): later lines naming the
+    # entry by the line's names mean this entry.
+    for name in (data["short_id"], values.get("key")):
+        if name:
+            state.by_ref.setdefault(name, existing.pk)
+    return current
+
+
+def _changed_rows(
+    state: ApplyState, planned: list[tuple[dict, dict | None, str | None]], now: dt.datetime
+) -> dict[int, dict]:
+    """Bind each ``lifetime.resolved_by`` (every entry of the file has an id now) and keep the
+    existing entries whose compared fields differ, as full rows by id (two lines naming one
+    entry: the last wins); counts the unchanged ones."""
+    changed: dict[int, dict] = {}
+    for values, current, resolved_ref in planned:
+        if resolved_ref is not None:
+            values.update(durable=False, expires_at=None, resolved_by_id=state.by_ref[resolved_ref])
+        if current is None:
+            continue
+        differs = [k for k in ENTRY_COMPARED_FIELDS if k in values and current[k] != values[k]]
+        if not differs:
+            state.counts["unchanged"] += 1
+            continue
+        row = {**current, **{k: values[k] for k in ENTRY_COMPARED_FIELDS if k in values}}
+        if "status" in differs:
+            row["status_changed_at"] = now
+        row["updated_at"] = now
+        changed[row["id"]] = row
+    return changed
+
+
+def _write_entries(
+    state: ApplyState,
+    created: list[dict],
+    changed: dict[int, dict],
+    present: dict[int, tuple],
+    now: dt.datetime,
+    progress: Progress | None,
+) -> None:
+    """New entries by ``COPY`` with their history rows; changed ones by one ``UPDATE … FROM``
+    with theirs (``kb.history_rows``); the counts of the import."""
+    restored = sum(1 for row in changed.values() if present_status(present, row) == "deleted")
+    if created:
+        copy_dicts(
+            Entry,
+            created,
+            ids=[v["id"] for v in created],
+            progress=progress,
+            phase="writing entries",
+            when=now,
+        )
+        state.counts["created"] += len(created)
+        state.changed_entry_ids.update(v["id"] for v in created)
+    if changed:
+        columns = [*ENTRY_COMPARED_FIELDS, "status_changed_at", "updated_at"]
+        update_rows(Entry, list(changed.values()), columns, when=now)
+        state.counts["updated"] += len(changed) - restored
+        if restored:
+            state.counts["restored"] = state.counts.get("restored", 0) + restored
+        state.changed_entry_ids.update(changed)
 
 
 def present_status(present: dict, row: dict) -> str:

@@ -21,6 +21,7 @@ from kb import audit
 from kb.errors import Conflict, Forbidden, InvalidInput, NotFound
 from kb.inputs import parse_int_id
 from kb.models import Bank, Claim, Entry, EntryStatus, OperationKind
+from kb.unit_of_work import unit_of_work
 
 DEFAULT_TTL_SECONDS = 1800
 MIN_TTL_SECONDS = 10
@@ -170,7 +171,7 @@ def claim(
                 bank, subject, key, entry, holder, note_text or "", now, expires_at, caller
             )
             if new_id is not None:
-                with audit.operation(
+                with unit_of_work(
                     bank, OperationKind.CLAIM, reason=f"claim {subject}", actor=actor
                 ) as op:
                     audit.record(op, claim=new_id, subject=subject, holder=holder, ttl=ttl)
@@ -204,7 +205,7 @@ def claim(
                 update_fields.append("note")
             held.save(update_fields=update_fields)
             reason = f"renew {subject}" if owned else f"curator renews {held.created_by}'s claim"
-            with audit.operation(bank, OperationKind.CLAIM, reason=reason, actor=actor) as op:
+            with unit_of_work(bank, OperationKind.CLAIM, reason=reason, actor=actor) as op:
                 audit.record(
                     op,
                     claim=held.pk,
@@ -293,7 +294,7 @@ def release(
             reason = f"{actor} released {held.created_by or 'another'}'s claim" + (
                 f": {reason}" if reason else ""
             )
-        with audit.operation(
+        with unit_of_work(
             bank, OperationKind.RELEASE, reason=reason or f"release {held.subject}", actor=actor
         ) as op:
             audit.record(

@@ -14,6 +14,7 @@ from kb.entry_limits import EntryLimits, item_too_long_message, limits_for, too_
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryKind, EntryStatus, OperationKind
 from kb.services.duplicates import refuse_duplicate
+from kb.unit_of_work import unit_of_work
 
 EDITABLE_FIELDS = (
     "title",
@@ -348,7 +349,7 @@ def create_entry(
             code="not_supported_yet",
             fields={"connections": "Not supported yet."},
         )
-    with audit.operation(bank, OperationKind.CREATE, reason=reason, actor=actor) as op:
+    with unit_of_work(bank, OperationKind.CREATE, reason=reason, actor=actor) as op:
         check_entry_values(bank, values)
         if not allow_duplicate:
             refuse_duplicate(bank, values)
@@ -419,7 +420,7 @@ def update_entry(
             code="invalid_entry",
             fields={"connections": "Not editable."},
         )
-    with audit.operation(
+    with unit_of_work(
         bank,
         OperationKind.UPDATE,
         reason=reason,
@@ -439,7 +440,7 @@ def update_entry(
 
 def verify_entry(bank: Bank, entry: Entry, *, actor: str | None = None, note: str = "") -> Entry:
     """Confirm the entry still holds: moves ``verified_at`` and nothing else."""
-    with audit.operation(
+    with unit_of_work(
         bank, OperationKind.VERIFY, reason=note, actor=actor, entry=entry.short_id
     ) as op:
         entry = Entry.objects.select_for_update(of=("self",)).get(pk=entry.pk)

@@ -15,7 +15,8 @@ from django.utils import timezone
 
 from kb import audit
 from kb.errors import InvalidInput
-from kb.models import AgentToken, Bank, Operation, OperationKind, Scope
+from kb.models import AgentToken, Bank, OperationKind, Scope
+from kb.unit_of_work import start_operation
 
 logger = logging.getLogger("kb.tokens")
 
@@ -165,9 +166,9 @@ def revoke_tokens(tokens: Iterable[AgentToken], actor: str = "", reason: str = "
         for bank in token.banks.all():
             by_bank.setdefault(bank.pk, (bank, []))[1].append(token.prefix)
     for bank, prefixes in by_bank.values():
-        Operation.objects.create(
-            bank=bank,
-            kind=OperationKind.REVOKE_TOKEN,
+        start_operation(
+            bank,
+            OperationKind.REVOKE_TOKEN,
             actor=actor,
             reason=reason or audit.current().reason or "token revoked",
             details={"tokens": prefixes},

@@ -1,0 +1,1 @@
+"""Tests of the graph explorer's pages and data. Must not import ``bench``."""

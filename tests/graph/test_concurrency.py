@@ -18,9 +18,11 @@ from collections.abc import Callable
 
 import pytest
 from django.db import OperationalError, connection, transaction
+from django.utils import timezone
 
 from graph.curation.delete import delete_entry
 from graph.curation.merge import merge_entries
+from graph.edges.current import current_edge_sql
 from graph.edges.links import current_q, link, unlink
 from graph.models import Alias, Edge
 from kb import audit
@@ -203,26 +205,34 @@ def creator(edge_pk: int) -> str:
 
 def graph_problems(bank: Bank, linked: list, unlinked: set, merge_ops: dict) -> list[str]:
     """Every broken invariant, each as one line (all are checked, so one run shows all)."""
-    problems = []
-    # 1. No duplicate current triple.
+    live = {e.pk: e for e in Edge.objects.filter(bank=bank)}
+    return (
+        duplicate_current_triples(bank)
+        + lost_edges(bank, live, linked, unlinked, merge_ops)
+        + broken_merges(bank, merge_ops)
+        + history_mismatches(bank, live)
+    )
+
+
+def duplicate_current_triples(bank: Bank) -> list[str]:
+    """1. No duplicate current triple."""
     with connection.cursor() as cursor:
         cursor.execute(
-            """
-            SELECT from_entry_id, to_entry_id, type_id, count(*) FROM graph_edge
-            WHERE bank_id = %s AND invalidated_at IS NULL
-              AND (valid_from IS NULL OR valid_from <= now())
-              AND (valid_to IS NULL OR valid_to > now())
+            f"""
+            SELECT from_entry_id, to_entry_id, type_id, count(*) FROM graph_edge e
+            WHERE bank_id = %(bank)s AND {current_edge_sql("e", "%(now)s")}
             GROUP BY 1, 2, 3 HAVING count(*) > 1
             """,
-            [bank.pk],
+            {"bank": bank.pk, "now": timezone.now()},
         )
-        problems += [f"duplicate current triple {row}" for row in cursor.fetchall()]
+        return [f"duplicate current triple {row}" for row in cursor.fetchall()]
 
-    # 2. No lost edge: every edge a writer was told it created still exists, and is either
-    #    current or was closed by a recorded unlink or merge; no edge row vanished.
+
+def lost_edges(bank: Bank, live: dict, linked: list, unlinked: set, merge_ops: dict) -> list[str]:
+    """2. No lost edge: every edge a writer was told it created still exists, and is either
+    current or was closed by a recorded unlink or merge; no edge row vanished."""
     hist = Edge.history.model
-    live = {e.pk: e for e in Edge.objects.filter(bank=bank)}
-    problems += [f"edge {pk} (linked by a writer) vanished" for pk in linked if pk not in live]
+    problems = [f"edge {pk} (linked by a writer) vanished" for pk in linked if pk not in live]
     for pk in linked:
         edge = live.get(pk)
         if edge is None or edge.invalidated_at is None:
@@ -247,14 +257,17 @@ def graph_problems(bank: Bank, linked: list, unlinked: set, merge_ops: dict) -> 
     if history_ids != set(live):
         problems.append(f"edge rows without history {set(live) - history_ids}")
         problems.append(f"edge history without rows {history_ids - set(live)}")
+    return problems
 
-    # 3. No current edge touches a merged entry; merges form chains that end at a live entry,
-    #    and each entry was merged away by exactly one successful merge.
-    for pk, source, target, relation in current_edges_on([EntryStatus.MERGED]):
-        problems.append(
-            f"current edge {pk} {source} -{relation}-> {target} touches a merged entry "
-            f"(inserted by {creator(pk)})"
-        )
+
+def broken_merges(bank: Bank, merge_ops: dict) -> list[str]:
+    """3. No current edge touches a merged entry; merges form chains that end at a live entry,
+    and each entry was merged away by exactly one successful merge."""
+    problems = [
+        f"current edge {pk} {source} -{relation}-> {target} touches a merged entry "
+        f"(inserted by {creator(pk)})"
+        for pk, source, target, relation in current_edges_on([EntryStatus.MERGED])
+    ]
     aways = Counter(away for _, away in merge_ops.values())
     problems += [f"{ref} was merged away {n} times" for ref, n in aways.items() if n > 1]
     by_pk = {e.pk: e for e in Entry.objects.filter(bank=bank)}
@@ -268,13 +281,19 @@ def graph_problems(bank: Bank, linked: list, unlinked: set, merge_ops: dict) -> 
     merged = {e.short_id for e in by_pk.values() if e.status == EntryStatus.MERGED}
     if merged != set(aways):
         problems.append(f"merged entries {merged} differ from the merges reported {set(aways)}")
+    return problems
 
-    # 4. History replays to the final state.
+
+def history_mismatches(bank: Bank, live: dict) -> list[str]:
+    """4. History replays to the final state, and every history row names an operation of
+    this bank."""
+    hist = Edge.history.model
+    problems = []
     fields = [f.attname for f in hist.tracked_fields]
     for edge in live.values():
         last = hist.objects.filter(id=edge.pk).order_by("-history_id").first()
         if last is None:
-            continue  # reported above
+            continue  # reported by lost_edges
         if {f: getattr(last, f) for f in fields} != {f: getattr(edge, f) for f in fields}:
             differ = sorted(f for f in fields if getattr(last, f) != getattr(edge, f))
             problems.append(f"edge {edge.pk}: the latest history row differs in {differ}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
+from pathlib import Path
 
 import pytest
 from django.db import connection, transaction
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 from graph.edges.current import current_edge_sql, current_q, edge_is_current
 from graph.edges.vocab import edge_type
 from graph.models import Edge
+from graph.retrieval import facts, fold, ppr
 
 pytestmark = pytest.mark.django_db
 
@@ -79,6 +82,13 @@ def test_sql_orm_and_python_agree_on_which_edges_are_current(bank, chain, times,
         )
         by_python = {e.pk for e in edges if e.is_current(at)}
         assert by_sql == by_orm == by_python
+        # A retrieval statement built on the fragment (PPR's closing read) agrees too.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                ppr._CLOSING_SQL,
+                {"bank": bank.pk, "now": at, "frontier": [e.pk for e in chain], "per_hop": 100},
+            )
+            assert {row[0] for row in cursor.fetchall()} == by_python
         # The rule itself, stated once more by hand: believed, and at in [valid_from, valid_to).
         expected = {
             e.pk
@@ -105,3 +115,28 @@ def test_the_sql_fragment_takes_only_an_alias_and_a_placeholder():
         current_edge_sql("e; DROP TABLE graph_edge", "%(now)s")
     with pytest.raises(ValueError):
         current_edge_sql("e", "'2026-01-01'")
+
+
+ROOT = Path(__file__).resolve().parents[2]
+# The valid-time half of the rule as hand-written SQL spells it (any alias, any placeholder).
+HAND_SPELLED = re.compile(
+    r"valid_to IS NULL OR (\w+\.)?valid_to >|valid_from IS NULL OR (\w+\.)?valid_from <="
+)
+
+
+def test_the_rule_is_spelled_once_in_the_product():
+    """Every hand-written statement takes the rule from ``current_edge_sql``: no product
+    module (migrations aside) spells it again."""
+    spelled = [
+        str(path.relative_to(ROOT))
+        for package in ("kb", "graph", "workflows", "explorer", "mcpserver")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "migrations" not in path.parts
+        and path.name != "current.py"
+        and HAND_SPELLED.search(path.read_text())
+    ]
+    assert spelled == []
+    fragment = current_edge_sql("e", "%(now)s")
+    assert fragment in ppr._HOP_SQL and fragment in ppr._CLOSING_SQL
+    assert current_edge_sql("e", "%(at)s") in facts._LEXICAL_SQL
+    assert current_edge_sql("ed", "%(now)s") in fold._CURRENT

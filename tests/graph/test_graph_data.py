@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -207,25 +207,37 @@ def test_stale_cache_serves_new_entries_beside_a_neighbour(
     assert 0 < gap <= layout_mod.SPACING * 1.01
 
 
-def test_edits_schedule_one_debounced_refresh(
-    bank, settings, small_graph, django_capture_on_commit_callbacks
-):
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_edits_schedule_one_debounced_refresh(bank, settings, small_graph):
+    """Committed for real: a burst of edits in one transaction is one post-commit event, which
+    requests one refresh job (run eagerly here)."""
+    from kb.events import bank_changed
+
     settings.KB_LAYOUT_AUTO_REFRESH = True
     refresh_layout(bank)
     before = GraphLayout.objects.get(bank=bank)
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        unlink(bank, small_graph["bridge"].pk, reason="wrong")
-        link(
-            bank,
-            {
-                "from": small_graph["lone"].short_id,
-                "to": small_graph["a"][0].short_id,
-                "relation": "see_also",
-                "note": "Background.",
-            },
-        )
-    # One flush for the burst, which scheduled one job, which ran (eagerly here).
-    assert len(callbacks) == 2
+    events = []
+
+    def seen(sender, event, **kwargs):
+        events.append(event)
+
+    bank_changed.connect(seen)
+    try:
+        with transaction.atomic():
+            unlink(bank, small_graph["bridge"].pk, reason="wrong")
+            link(
+                bank,
+                {
+                    "from": small_graph["lone"].short_id,
+                    "to": small_graph["a"][0].short_id,
+                    "relation": "see_also",
+                    "note": "Background.",
+                },
+            )
+            assert events == []  # nothing before the commit
+    finally:
+        bank_changed.disconnect(seen)
+    assert [e.bank_id for e in events] == [bank.pk]
     after = GraphLayout.objects.get(bank=bank)
     assert after.computed_at > before.computed_at
     assert after.fingerprint == read_graph(bank).fingerprint() != before.fingerprint

@@ -14,9 +14,9 @@ from graph.curation.revert import revert_operation
 from graph.curation.split import split_entry
 from graph.edges.vocab import edge_types_for_bank
 from graph.models import Edge
-from kb import audit
 from kb.history_rows import record_rows
 from kb.models import Entry, EntryKind, OperationKind
+from kb.unit_of_work import unit_of_work
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,7 @@ def hub(bank, n: int, tag: str):
     already has, two between keep and away), all written in one import with history."""
     kind = EntryKind.objects.get(bank=None, name="fact")
     types = edge_types_for_bank(bank)
-    with audit.operation(bank, OperationKind.IMPORT, reason="fixture"):
+    with unit_of_work(bank, OperationKind.IMPORT, reason="fixture"):
         others = n // 2 + 2
         entries = Entry.objects.bulk_create(
             [
@@ -100,7 +100,7 @@ def star(bank, n: int, tag: str) -> Entry:
     """A centre with ``n - 2`` edges in (from a pool, five relations) and two part_of out."""
     kind = EntryKind.objects.get(bank=None, name="fact")
     types = edge_types_for_bank(bank)
-    with audit.operation(bank, OperationKind.IMPORT, reason="fixture"):
+    with unit_of_work(bank, OperationKind.IMPORT, reason="fixture"):
         entries = Entry.objects.bulk_create(
             [
                 Entry(bank=bank, kind=kind, short_id=f"{tag}{i:07x}", title=f"{tag} {i}")

@@ -1,0 +1,3 @@
+"""Tests of the kb core: entries, imports, tokens, audit and the unit of work. Must not import
+``bench``.
+"""

@@ -1,0 +1,1 @@
+"""Tests of the MCP server: tools, schemas and transports. Must not import ``bench``."""

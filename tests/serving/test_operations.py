@@ -91,8 +91,8 @@ def test_log_line_carries_request_id_actor_bank_and_operation(client_rw, make_en
     from kb.models import Operation
 
     op = Operation.objects.get(bank__slug="acme", kind="link")
-    assert line["request_id"] == "req-123"
-    assert line["actor"] == "agent:test-agent"
+    assert line["request_id"] == "req-123" == op.request_id  # the operation names it too
+    assert line["actor"] == "agent:test-agent" == op.actor
     assert line["bank"] == "acme"
     assert line["operation_id"] == op.pk and line["operations"] == [op.pk]
     assert line["route"] == "api/v1/banks/<slug:bank>/edges"

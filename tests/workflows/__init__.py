@@ -1,0 +1,3 @@
+"""Tests of workflows: gap rules, reports, scheduling after edits, diagrams and pages. Must not
+import ``bench``.
+"""

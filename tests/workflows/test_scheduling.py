@@ -78,7 +78,8 @@ def test_a_burst_of_edits_schedules_one_regeneration(enqueued, hashing_embedder,
 
 @committing
 def test_one_transaction_is_one_flush(enqueued, hashing_embedder, flow):
-    from django.db import connection
+    from kb.models import Entry
+    from kb.unit_of_work import pending_events
 
     f = flow()
     tail = f.step("Tail", start=True)
@@ -87,14 +88,11 @@ def test_one_transaction_is_one_flush(enqueued, hashing_embedder, flow):
     with transaction.atomic():
         for i in range(5):
             f.link(tail, f.step(f"Extra {i}"), "precedes")
-        flushes = [
-            hook
-            for _, hook, _ in connection.run_on_commit
-            if getattr(hook, "flush", None) is scheduling.schedule_for_entries
-        ]
-        assert len(flushes) == 1 and len(flushes[0].ids) >= 7
+        # One event queued for the whole transaction, with every entry it wrote.
+        (event,) = pending_events()
+        assert event.bank_id == f.bank.pk and len(event.ids(Entry)) >= 5
         assert enqueued == []  # nothing before the commit
-    assert len(enqueued) == 1 and flushes[0].flushed
+    assert len(enqueued) == 1 and pending_events() == []
 
 
 @committing

@@ -1,1 +1,3 @@
-"""The workflows REST views: thin adapters over ``workflows.services``."""
+"""The workflows REST views: thin adapters over ``workflows.services``. Must not hold rules or
+write rows themselves.
+"""

@@ -1,1 +1,1 @@
-"""Management commands of the workflows app."""
+"""Management commands of the workflows app (``commands/``). Must not hold code of its own."""

@@ -1,8 +1,9 @@
 """Regenerate reports after edits, debounced: N edits in a burst regenerate a process once.
 
-``post_save`` of an Edge or an Entry notes the touched entry ids on the open transaction
-(a cheap set add). After commit, one query maps them to the processes they belong to (the
-entry is the process, a member of it, or something a member's flow edge points at). Each
+Every committed write publishes one ``kb.events.BankChanged`` (the unit of work, whichever
+path wrote the rows); :func:`bank_changed` takes the entries it changed and the ends of its
+flow edges, and one query maps them to the processes they belong to (the entry is the
+process, a member of it, or something a member's flow edge points at). Each
 affected process gets a :class:`PendingRegeneration` marker; only the edit that creates the
 marker schedules the task, with a countdown, so later edits of the burst ride along. The task
 deletes the marker before it reads the graph, so an edit made during a build schedules another.
@@ -18,14 +19,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from graph.models import Edge
-from kb.after_commit import collect_after_commit
 from kb.models import Entry
 from workflows.models import GapReport, PendingRegeneration, ReportTrigger
 from workflows.services.reports import build_report
 from workflows.services.subgraph import INACTIVE_STATUSES, MEMBERSHIP_RELATION, PROCESS_KIND
-
-# Entry fields whose change cannot alter a report (usage counters, verification stamps).
-IGNORED_ENTRY_FIELDS = frozenset({"usage_count", "last_used_at", "verified_at", "verified_by"})
 
 
 def countdown_seconds() -> int:
@@ -37,39 +34,29 @@ def stale_after() -> dt.timedelta:
     return dt.timedelta(seconds=max(600, 20 * countdown_seconds()))
 
 
-def note_touched(entry_ids: Iterable[int], using: str = "default") -> None:
-    """Remember ``entry_ids`` for the regeneration that follows the current transaction."""
-    collect_after_commit("workflows", entry_ids, schedule_for_entries, using=using)
+def bank_changed(sender, event, **kwargs) -> None:
+    """``kb.events.bank_changed`` subscriber: the entries a committed write changed, and the
+    ends of the edges it changed that carry a workflow role or membership, schedule the
+    processes they belong to."""
+    touched = set(event.ids(Entry)) | flow_edge_ends(event.ids(Edge))
+    if touched:
+        schedule_for_entries(touched)
 
 
-def edge_saved(sender, instance: Edge, raw: bool = False, **kwargs) -> None:
-    """Signal receiver: an edge of a workflow role or a membership edge changed."""
-    if raw:
-        return
-    if Edge.type.is_cached(instance):
-        relevant = instance.type.workflow_role or instance.type.name == MEMBERSHIP_RELATION
-        if not relevant:
-            return
-    note_touched([instance.from_entry_id, instance.to_entry_id], using=instance._state.db)
-
-
-def entry_saved(sender, instance: Entry, raw: bool = False, update_fields=None, **kwargs) -> None:
-    """Signal receiver: an entry changed (title, kind, status, start/terminal/external flags)."""
-    if raw or (update_fields is not None and set(update_fields) <= IGNORED_ENTRY_FIELDS):
-        return
-    note_touched([instance.pk], using=instance._state.db)
-
-
-def rows_written(sender, ids, change: str, using: str = "default", **kwargs) -> None:
-    """Signal receiver for set-wise writes (imports, set-wise merges and reverts): the entries
-    written, and the ends of the edges written that carry a workflow role or membership."""
-    if sender is Entry:
-        note_touched(ids, using=using)
-    elif sender is Edge:
-        relevant = Q(type__workflow_role__gt="") | Q(type__name=MEMBERSHIP_RELATION)
-        ends = Edge.objects.using(using).filter(relevant, pk__in=ids)
-        touched = {pk for pair in ends.values_list("from_entry_id", "to_entry_id") for pk in pair}
-        note_touched(touched, using=using)
+def flow_edge_ends(edge_ids: Iterable[int]) -> set[int]:
+    """The entries at either end of those edges that carry a workflow role or membership, one
+    query. Read from the edges' history rows, so an edge deleted by the write (a revert) and
+    an edge re-pointed by it (a merge: old and new ends) still count."""
+    ids = list(edge_ids)
+    if not ids:
+        return set()
+    relevant = Q(type__workflow_role__gt="") | Q(type__name=MEMBERSHIP_RELATION)
+    ends = (
+        Edge.history.model.objects.filter(relevant, id__in=ids)
+        .values_list("from_entry_id", "to_entry_id")
+        .distinct()
+    )
+    return {pk for pair in ends for pk in pair}
 
 
 def affected_processes(entry_ids: Iterable[int]) -> list[tuple[int, int]]:

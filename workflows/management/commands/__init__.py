@@ -1,1 +1,3 @@
-"""``manage.py`` commands of the workflows app; each calls a workflows service."""
+"""``manage.py`` commands of the workflows app; each calls a workflows service. Must not write
+rows themselves.
+"""
