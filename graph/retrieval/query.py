@@ -191,6 +191,7 @@ def execute_query(
             floor=neighbor_floor if neighbor_floor > 0 else None,
             expand=sorted(expand),
             replacement_types=pool_graph.replacement_types,
+            correction_types=pool_graph.correction_types,
         )
         stats.neighbor_cap_reached = len(selection.capped)
         stats.hops_cut = selection.hops_cut
