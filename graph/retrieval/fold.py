@@ -10,7 +10,7 @@ fold adds to a flat query are :func:`edges_among` and :func:`neighbors_of`.
 from __future__ import annotations
 
 import json
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -170,7 +170,10 @@ def fold_pool(ranked: Sequence[int], edges: Sequence[PoolEdge], limit: int) -> F
             if m not in reps:
                 hosted.related.append(_folded_item(host, m, adjacency))
     results.sort(key=lambda r: r.position)
-    kept = results[:limit]
+    # Nothing of the flat top ``limit`` is lost: a result standing at a position within it
+    # is never cut. Only a corrector standing beside a protected result (from beyond the top
+    # ``limit``) can make them more than ``limit``; the answer then holds one more each.
+    kept = results[: max(limit, sum(1 for r in results if r.position <= limit))]
     return FoldPlan(
         results=kept,
         groups=len(groups),
@@ -349,10 +352,12 @@ s AS MATERIALIZED (  -- each candidate's relevance computed once, not per use be
       LEFT JOIN graph_edgeembedding ee ON ee.edge_id = f.edge_id AND f.note <> ''
      WHERE o.status NOT IN ('merged', 'deleted')
 ),
-ranked AS (  -- one window: the rank, and the rank among noted edges (hop lines)
+ranked AS (  -- one sort: the rank, the rank among noted edges, the noted edges in all
     SELECT scored.result_id, scored.other_id, scored.direction, scored.note, scored.name,
            scored.pin, scored.rel, row_number() OVER w AS rn,
-           count(*) FILTER (WHERE scored.note <> '' AND NOT scored.pin) OVER w AS noted_no
+           count(*) FILTER (WHERE scored.note <> '' AND NOT scored.pin) OVER w AS noted_no,
+           count(*) FILTER (WHERE scored.note <> '' AND NOT scored.pin)
+               OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS noted_total
       FROM (SELECT s.*, coalesce(s.vrel, 0) + %(note_weight)s * s.nrel
                         + %(note_vector_weight)s * coalesce(s.ncos, 0) AS rel
               FROM s) scored
@@ -361,22 +366,22 @@ ranked AS (  -- one window: the rank, and the rank among noted edges (hop lines)
                  ORDER BY scored.pin DESC, floor(scored.rel / %(band)s) DESC,
                           (scored.note <> '') DESC, scored.neighbor_priority DESC, scored.edge_id)
 )
-SELECT c.result_id, o.id, o.short_id, o.title, o.summary, k.name, o.status, o.steps,
-       c.name, c.direction, c.note, c.pin, c.rel, c.rn,
-       CASE WHEN o.short_id = ANY(%(expand)s::text[]) THEN o.content END, 'n', NULL::bigint
-  FROM ranked c JOIN kb_entry o ON o.id = c.other_id JOIN kb_entrykind k ON k.id = o.kind_id
- WHERE c.rn <= %(n)s OR c.pin
-UNION ALL  -- hop lines need the id alone: no texts, kind or steps read or sent. Noted edges
-           -- past the slots; the first ``hops + n`` noted ones hold the first ``hops`` of them
-           -- (the neighbours take at most n), which the reader trims exactly
-SELECT c.result_id, o.id, o.short_id, NULL, NULL, NULL, NULL, NULL, c.name, c.direction,
-       c.note, NULL, NULL, c.rn, NULL, 'h', NULL
+-- Neighbours (the first n, and a pinned replacement) with their texts; hop lines (noted edges
+-- past the slots) with the id alone: the first ``hops + n`` noted edges hold the first ``hops``
+-- of them (the neighbours take at most n), which the reader trims exactly. The last column
+-- is the result's count of noted edges (stats.hops_cut).
+SELECT c.result_id, o.id, o.short_id, n.title, n.summary, k.name, n.status, n.steps,
+       c.name, c.direction, c.note, c.pin, c.rel, c.rn, n.content,
+       CASE WHEN n.id IS NULL THEN 'h' ELSE 'n' END, c.noted_total
   FROM ranked c JOIN kb_entry o ON o.id = c.other_id
- WHERE c.note <> '' AND NOT c.pin AND c.rn > %(n)s AND c.noted_no <= %(hops)s + %(n)s
-UNION ALL  -- per result: the noted edges past the slots, for stats.hops_cut
-SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, 't', count(*) FILTER (WHERE note <> '' AND NOT pin AND rn > %(n)s)
-  FROM ranked GROUP BY result_id
+  LEFT JOIN LATERAL (
+      SELECT o.id, o.title, o.summary, o.status, o.steps, o.kind_id,
+             CASE WHEN o.short_id = ANY(%(expand)s::text[]) THEN o.content END AS content
+       WHERE c.rn <= %(n)s OR c.pin
+  ) n ON true
+  LEFT JOIN kb_entrykind k ON k.id = n.kind_id
+ WHERE c.rn <= %(n)s OR c.pin
+    OR (c.note <> '' AND c.noted_no <= %(hops)s + %(n)s)
 UNION ALL
 SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, 'x', NULL
@@ -472,15 +477,16 @@ def neighbors_of(
         "hops": hops,
         "expand": list(expand),
     }
-    return _selection(fetch_prepared(sql, params), hops)
+    return _selection(fetch_prepared(sql, params), hops, per_result)
 
 
-def _selection(rows, hops: int) -> NeighborSelection:
-    """The neighbour statement's rows, by role: ``n`` neighbour, ``h`` hop line (the first
-    ``hops`` per result kept), ``t`` a result's count of noted edges past its slots, ``x`` a
-    result whose candidate read stopped at the cap, ``c`` a result's current corrector."""
+def _selection(rows, hops: int, per_result: int) -> NeighborSelection:
+    """The neighbour statement's rows, by role: ``n`` neighbour, ``h`` a noted edge past the
+    slots (the first ``hops`` per result kept as hop lines), ``x`` a result whose candidate
+    read stopped at the cap, ``c`` a result's current corrector."""
     selection = NeighborSelection([], [])
     kept: dict[int, int] = {}
+    noted: dict[int, int] = {}
     for row in rows:
         role = row[15]
         if role == "n":
@@ -489,12 +495,17 @@ def _selection(rows, hops: int) -> NeighborSelection:
             if kept.get(row[0], 0) < hops:
                 kept[row[0]] = kept.get(row[0], 0) + 1
                 selection.hops.append(Hop(row[0], row[1], row[2], row[8], row[9], row[10]))
-        elif role == "t":
-            selection.hops_cut += max(int(row[16]) - hops, 0)
         elif role == "x":
             selection.capped.append(row[0])
         else:
             selection.correctors.setdefault(row[0], []).append(row[2])
+        if role in "nh":
+            noted[row[0]] = row[16]
+    # noted edges of a result past its slots, less the hop lines handed over
+    in_slots = Counter(n.result_id for n in selection.neighbors if n.note and not n.pinned)
+    selection.hops_cut = sum(
+        max(total - in_slots[result] - hops, 0) for result, total in noted.items()
+    )
     return selection
 
 
