@@ -163,10 +163,10 @@ def percentile(values, q):
 
 def prepare_bank(args, rng):
     """The benchmark bank (entries and vectors loaded if missing), its edges and two hubs."""
+    import search as search_bench
     from django.db import connection, transaction
     from pgvector.psycopg import register_vector
 
-    import search as search_bench
     from kb.models import Bank, EntryKind
 
     connection.ensure_connection()
@@ -202,6 +202,7 @@ def prepare_bank(args, rng):
 def flat_pools(bank, queries: int, rng) -> list:
     """(query vector, five-word question, its flat pool of 20) per query, computed once."""
     import search as search_bench
+
     from kb.services.search import rank_candidates
 
     print(f"computing {queries} flat pools (exact search)…", flush=True)
