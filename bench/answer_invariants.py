@@ -12,7 +12,8 @@ real MiniLM model and the default request (limit 8, budget 2,000):
    answer (target: a third or less), and the flat top-8 ids the fold's answer loses
    (target: none).
 
-Banks: the demo engineering bank (``bench/data/confidence_questions.jsonl``, 38 questions),
+Banks: the demo engineering bank (every question of ``bench/data/confidence_questions.jsonl``:
+38 written for it, 25 for the search corpus and off-topic there),
 a generated bank of the 12 held-out correction pairs (``bench/data/correction_pairs.jsonl``),
 each stale entry with three near-duplicate restatements linked to it and each question asked
 in two phrasings, the crowded lab bank (``tests/labs/crowded.py``), and the blind crowded-hop
@@ -157,6 +158,26 @@ def corrections_bank():
     return bank, questions
 
 
+def demo_bank(answers):
+    files = [ROOT / "kb/demo/engineering.jsonl", ROOT / "kb/demo/engineering_edges.jsonl"]
+    return answers._scratch_bank("bench-ans-demo", files)
+
+
+def demo_questions(answers) -> list[str]:
+    return [q["query"] for q in answers._lines(HERE / "data" / "confidence_questions.jsonl")]
+
+
+def blind_run(tasks: Path):
+    def build():
+        import blind
+
+        domain = tasks.name.removesuffix("_tasks.jsonl")
+        bank = blind.load_bank(domain, tasks.with_name(f"{domain}.jsonl"))
+        return bank, [t["question"] for t in blind._lines(tasks)]
+
+    return build
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-blind", action="store_true")
@@ -166,31 +187,27 @@ def main() -> None:
 
     django.setup()
     import answers
-    import blind
 
     from tests.labs.crowded import QUERIES as CROWDED_QUERIES
 
-    demo = answers._scratch_bank(
-        "bench-ans-demo",
-        [ROOT / "kb/demo/engineering.jsonl", ROOT / "kb/demo/engineering_edges.jsonl"],
-    )
-    asked = [q["query"] for q in answers._lines(HERE / "data" / "confidence_questions.jsonl")]
-    runs = [("demo eng", demo, asked)]
-    runs.append(("generated corrections", *corrections_bank()))
-    runs.append(("crowded lab", answers.crowded_bank(), CROWDED_QUERIES))
+    runs = [("generated corrections", corrections_bank)]
+    runs.append(("crowded lab", lambda: (answers.crowded_bank(), CROWDED_QUERIES)))
+    runs.append(("demo eng", lambda: (demo_bank(answers), demo_questions(answers))))
     if not args.skip_blind:
         for tasks in sorted((HERE / "data" / "blind" / "hop").glob("*_tasks.jsonl")):
-            domain = tasks.name.removesuffix("_tasks.jsonl")
-            bank = blind.load_bank(domain, tasks.with_name(f"{domain}.jsonl"))
-            runs.append((f"blind {domain}", bank, [t["question"] for t in blind._lines(tasks)]))
+            runs.append((f"blind {tasks.name.removesuffix('_tasks.jsonl')}", blind_run(tasks)))
+    import importlib
+
+    drop_bank = importlib.import_module("bench.import").drop_bank
     total = Counter()
-    for label, bank, questions in runs:
+    for label, build in runs:
+        bank, questions = build()
         try:
             figures = measure(bank, questions)
+            print(json.dumps({label: figures}), flush=True)
         finally:
-            bank.delete()
+            drop_bank(bank)
         total.update({k: v for k, v in figures.items() if isinstance(v, int)})
-        print(json.dumps({label: figures}), flush=True)
     total = dict(total)
     total["redundancy_ratio"] = round(
         total["fold_slots_on_shown_topic"] / max(total["flat_slots_on_shown_topic"], 1), 3

@@ -1,6 +1,6 @@
 """The fold loses nothing of the flat answer (issue 21): every entry of the flat top ``limit``
 is a result of the folded answer or a pointer under one, whatever the graph among the pool.
-A property over random pools and edges (hypothesis), then the same end to end."""
+A property over random pools and edges (hypothesis), and the case that broke it."""
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
