@@ -118,7 +118,9 @@ def load_edges(cursor, bank, per_entry: float, rng) -> tuple[int, int, float | N
 
 
 def legacy_modules(rev: str):
-    """graph.services.fold and .query as they were at ``rev``, as separate modules."""
+    """graph.services.fold and .query as they were at ``rev``, as separate modules (named after
+    the revision, so several revisions load side by side)."""
+    tag = "".join(c if c.isalnum() else "_" for c in rev)
 
     def load(path: str, name: str, replace: dict[str, str]) -> types.ModuleType:
         for where in (path, path.replace("graph/services/", "graph/retrieval/")):
@@ -137,51 +139,36 @@ def legacy_modules(rev: str):
         exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)
         return module
 
-    load("graph/services/fold.py", "legacy_fold", {})
-    replace = {
-        "from graph.services.fold ": "from legacy_fold ",
-        "from graph.retrieval.fold ": "from legacy_fold ",
-    }
-    # The answer and budget modules of that revision too, when it had them (their signatures
-    # changed with the query action of issue 23).
-    for module in ("answer", "budget"):
-        path = f"graph/retrieval/{module}.py"
-        known = subprocess.run(
-            ["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}:{path}"], capture_output=True
-        )
-        if known.returncode == 0:
-            load(path, f"legacy_{module}", replace)
-            replace[f"from graph.retrieval.{module} "] = f"from legacy_{module} "
-    query = load("graph/services/query.py", "legacy_query", replace)
-    return query
+    # Every retrieval module of that revision the query goes through, in import order, each
+    # importing its predecessors of the same revision (their signatures changed with the query
+    # action of issue 23 and the hop lines of issue 21).
+    replace: dict[str, str] = {}
+    for module in ("answer_types", "relevance", "fold", "answer", "budget", "presenter"):
+        paths = [f"graph/retrieval/{module}.py", f"graph/services/{module}.py"]
+        for path in paths:
+            known = subprocess.run(
+                ["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}:{path}"], capture_output=True
+            )
+            if known.returncode == 0:
+                load(path, f"legacy_{tag}_{module}", replace)
+                for package in ("graph.retrieval", "graph.services"):
+                    replace[f"from {package}.{module} "] = f"from legacy_{tag}_{module} "
+                break
+    return load("graph/services/query.py", f"legacy_{tag}_query", replace)
 
 
 def percentile(values, q):
     return float(np.percentile(np.array(values) * 1000, q))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=150)
-    parser.add_argument("--edges-per-entry", type=float, default=3.0)
-    parser.add_argument("--before", default=BEFORE_ISSUE_15)
-    parser.add_argument("--bank-prefix", default="bench-search")
-    args = parser.parse_args()
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
+def prepare_bank(args, rng):
+    """The benchmark bank (entries and vectors loaded if missing), its edges and two hubs."""
     import search as search_bench
     from django.db import connection, transaction
     from pgvector.psycopg import register_vector
 
-    from graph.retrieval import query as new_query
     from kb.models import Bank, EntryKind
-    from kb.services.search import rank_candidates
 
-    rng = np.random.default_rng(42)
     connection.ensure_connection()
     register_vector(connection.connection)
     kind_id = EntryKind.objects.get(bank=None, name="fact").pk
@@ -189,7 +176,6 @@ def main() -> None:
     bank = Bank.objects.get_or_create(
         slug=f"{args.bank_prefix}-{n}", defaults={"name": f"Search benchmark, {n:,} entries"}
     )[0]
-    old_query = legacy_modules(args.before)
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM kb_entryembedding WHERE bank_id = %s", [bank.pk])
         if cursor.fetchone()[0] != n:
@@ -202,20 +188,6 @@ def main() -> None:
             print(f"loaded edges in {seconds:.1f}s", flush=True)
         cursor.execute("SELECT count(*) FROM graph_edge WHERE bank_id = %s", [bank.pk])
         edges = cursor.fetchone()[0]
-
-    print(f"computing {args.queries} flat pools (exact search)…", flush=True)
-    pools = []
-    for _ in range(args.queries):
-        vector = search_bench.unit_vectors(rng, 1)[0].tolist()
-        text = f"how do I {words(rng, 5)}"
-        hits = rank_candidates(bank, text, limit=20, query_vector=vector, lexical=False)
-        pools.append((vector, text, hits))
-
-    def fixed(hits):
-        return lambda *a, **k: list(hits)
-
-    rows = []
-    with connection.cursor() as cursor:
         degree = {}
         for hub in (hub1k, hub20k):
             cursor.execute(
@@ -224,47 +196,99 @@ def main() -> None:
             )
             degree[hub] = cursor.fetchone()[0]
     hubs = [("no hub", None)] + [(f"hub {degree[h]:,} edges", h) for h in (hub1k, hub20k)]
-    versions = (("before", old_query), ("after", new_query))
+    return bank, edges, hubs
+
+
+def flat_pools(bank, queries: int, rng) -> list:
+    """(query vector, five-word question, its flat pool of 20) per query, computed once."""
+    import search as search_bench
+
+    from kb.services.search import rank_candidates
+
+    print(f"computing {queries} flat pools (exact search)…", flush=True)
+    pools = []
+    for _ in range(queries):
+        vector = search_bench.unit_vectors(rng, 1)[0].tolist()
+        text = f"how do I {words(rng, 5)}"
+        hits = rank_candidates(bank, text, limit=20, query_vector=vector, lexical=False)
+        pools.append((vector, text, hits))
+    return pools
+
+
+def time_one(module, bank, text, vector, hits, flat_first: bool) -> tuple[dict, dict]:
+    """One question through one code version, fold off and on, on a fixed pool."""
+    saved = module.rank_candidates
+    module.rank_candidates = lambda *a, **k: list(hits)
+    timing, stats = {}, {}
+    try:
+        for mode in (False, True) if flat_first else (True, False):
+            started = time.perf_counter()
+            body = module.run_query(
+                bank, module.QueryParams(text, fold=mode), record=False, query_vector=vector
+            )
+            timing[mode] = time.perf_counter() - started
+            if mode:
+                stats = body["stats"]
+    finally:
+        module.rank_candidates = saved
+    return timing, stats
+
+
+def time_versions(bank, pools, hub, versions) -> dict:
+    """Every version takes its turn query by query (the order rotating), so a drift in the
+    machine's speed (±20 % between runs on this box) weighs on all alike."""
+    timings = {label: ([], [], [], None) for label, _ in versions}
+    for i, (vector, text, hits) in enumerate(pools):
+        hits = list(hits)
+        if hub is not None:
+            first = type(hits[0])(hub, hits[0].score + 1, 0.9, 0.9, None, ["vector"], 1)
+            hits = [first] + [h for h in hits if h.entry_id != hub][:19]
+        shift = i % len(versions)
+        for label, module in versions[shift:] + versions[:shift]:
+            timing, stats = time_one(module, bank, text, vector, hits, bool(i % 2))
+            flat, fold, overhead, _ = timings[label]
+            if i >= 5:  # warm-up: prepared statements, caches
+                flat.append(timing[False])
+                fold.append(timing[True])
+                overhead.append(timing[True] - timing[False])
+            timings[label] = (flat, fold, overhead, stats)
+    return timings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=150)
+    parser.add_argument("--edges-per-entry", type=float, default=3.0)
+    parser.add_argument(
+        "--before", default=BEFORE_ISSUE_15, help="git revision(s), comma-separated"
+    )
+    parser.add_argument("--bank-prefix", default="bench-search")
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    import search as search_bench
+
+    from graph.retrieval import query as new_query
+
+    rng = np.random.default_rng(42)
+    revisions = [r.strip() for r in args.before.split(",") if r.strip()]
+    versions = [(f"git {r}", legacy_modules(r)) for r in revisions] + [("after", new_query)]
+    bank, edges, hubs = prepare_bank(args, rng)
+    pools = flat_pools(bank, args.queries, rng)
+    rows = []
     for label, hub in hubs:
-        # before and after take turns query by query, so a drift in the machine's speed
-        # (±20 % between runs on this box) weighs on both alike
-        timings = {version: ([], [], []) for version, _ in versions}
-        last = None
-        for i, (vector, text, hits) in enumerate(pools):
-            hits = list(hits)
-            if hub is not None:
-                first = type(hits[0])(hub, hits[0].score + 1, 0.9, 0.9, None, ["vector"], 1)
-                hits = [first] + [h for h in hits if h.entry_id != hub][:19]
-            for version, module in versions if i % 2 else versions[::-1]:
-                saved = module.rank_candidates
-                module.rank_candidates = fixed(hits)
-                try:
-                    timing = {}
-                    for mode in (False, True) if i % 2 else (True, False):
-                        started = time.perf_counter()
-                        body = module.run_query(
-                            bank,
-                            module.QueryParams(text, fold=mode),
-                            record=False,
-                            query_vector=vector,
-                        )
-                        timing[mode] = time.perf_counter() - started
-                        if mode and version == "after":
-                            last = body["stats"]
-                finally:
-                    module.rank_candidates = saved
-                if i >= 5:
-                    flat, fold, overhead = timings[version]
-                    flat.append(timing[False])
-                    fold.append(timing[True])
-                    overhead.append(timing[True] - timing[False])
-        for version, _ in versions:
-            rows.append((label, version, *timings[version], last if version == "after" else None))
+        timings = time_versions(bank, pools, hub, versions)
+        rows += [(label, version, *timings[version]) for version, _ in versions]
     print(f"\nMachine: {search_bench.machine()}; load average {os.getloadavg()}")
-    print(f"before = git {args.before}, after = the working tree")
-    print(f"Bank: {n:,} entries, {edges:,} current edges; pool 20, limit 8, neighbors 3\n")
+    print(f"before = {', '.join('git ' + r for r in revisions)}, after = the working tree")
+    print(f"Bank: {args.size:,} entries, {edges:,} current edges; pool 20, limit 8, neighbors 3\n")
     print(
-        "| results include | code | flat p50 / p95 (ms) | fold p50 / p95 (ms) | fold overhead p50 / p95 (ms) |"
+        "| results include | code | flat p50 / p95 (ms) | fold p50 / p95 (ms) "
+        "| fold overhead p50 / p95 (ms) |"
     )
     print("|---|---|---|---|---|")
     for label, version, flat, fold, overhead, _ in rows:

@@ -49,10 +49,21 @@ def attach_links(
         src.links.append(Link(short[e.target], e.relation, "out", e.note))
         dst.links.append(Link(short[e.source], e.relation, "in", e.note))
         field = CORRECTION_FIELDS.get(e.relation)
+        if field == "corrected_by" and not _current(src):
+            field = None  # a retired or expired corrector no longer corrects (API.md)
         if field:
             current = getattr(dst, field)
             if current is None or position[e.source] < _position_of(results, current):
                 setattr(dst, field, short[e.source])
+
+
+_NOT_CURRENT = ("merged", "deleted", "retired", "cancelled")
+
+
+def _current(item: AnswerResult) -> bool:
+    """Is the result's entry live and unexpired (what a current corrector must be)?"""
+    entry = item.entry
+    return entry.status not in _NOT_CURRENT and not entry.is_expired
 
 
 def _position_of(results: list[AnswerResult], short_id: str) -> int:

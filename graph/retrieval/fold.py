@@ -10,7 +10,7 @@ fold adds to a flat query are :func:`edges_among` and :func:`neighbors_of`.
 from __future__ import annotations
 
 import json
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -171,7 +171,10 @@ def fold_pool(ranked: Sequence[int], edges: Sequence[PoolEdge], limit: int) -> F
             if m not in reps:
                 hosted.related.append(_folded_item(host, m, adjacency))
     results.sort(key=lambda r: r.position)
-    kept = results[:limit]
+    # Nothing of the flat top ``limit`` is lost: a result standing at a position within it
+    # is never cut. Only a corrector standing beside a protected result (from beyond the top
+    # ``limit``) can make them more than ``limit``; the answer then holds one more each.
+    kept = results[: max(limit, sum(1 for r in results if r.position <= limit))]
     return FoldPlan(
         results=kept,
         groups=len(groups),
@@ -192,6 +195,13 @@ _REPLACEMENT_TYPE_IDS = (
 )
 
 
+# The bank's correction types (the core ``corrects`` and the bank's own of that name).
+_CORRECTION_TYPE_IDS = (
+    "SELECT id FROM graph_edgetype "
+    "WHERE name = 'corrects' AND (bank_id IS NULL OR bank_id = %(bank)s)"
+)
+
+
 @dataclass
 class PoolGraph:
     """What the fold's first statement reads: the current edges among the pool, and the ids of
@@ -199,6 +209,7 @@ class PoolGraph:
 
     edges: list[PoolEdge]
     replacement_types: list[int]
+    correction_types: list[int] = field(default_factory=list)
 
 
 def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
@@ -209,8 +220,11 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
         WITH sup AS (
             SELECT coalesce(array_agg(id ORDER BY id), '{{}}') AS ids
               FROM ({_REPLACEMENT_TYPE_IDS}) t
+        ), cor AS (
+            SELECT coalesce(array_agg(id ORDER BY id), '{{}}') AS ids
+              FROM ({_CORRECTION_TYPE_IDS}) t
         )
-        SELECT sup.ids, x.* FROM sup LEFT JOIN LATERAL (
+        SELECT sup.ids, cor.ids, x.* FROM sup CROSS JOIN cor LEFT JOIN LATERAL (
         SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority,
                ed.note, {note_rel}
           FROM graph_edge ed JOIN graph_edgetype t ON t.id = ed.type_id
@@ -227,8 +241,9 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
     }
     rows = fetch_prepared(sql, params)
     return PoolGraph(
-        [PoolEdge(*row[1:8], float(row[8] or 0.0)) for row in rows if row[1] is not None],
+        [PoolEdge(*row[2:9], float(row[9] or 0.0)) for row in rows if row[2] is not None],
         list(rows[0][0]) if rows else [],
+        list(rows[0][1]) if rows else [],
     )
 
 
@@ -250,11 +265,23 @@ class Neighbor:
     content: str | None = None  # only for ids the request asked to expand
 
 
+@dataclass(slots=True)
+class Hop:
+    """A hop line: a noted edge of a result past its neighbour slots (the id and the note)."""
+
+    result_id: int
+    entry_id: int
+    short_id: str
+    relation: str
+    direction: str  # seen from the result
+    note: str
+
+
 @dataclass
 class NeighborSelection:
     neighbors: list[Neighbor]
     capped: list[int]  # results whose candidate read stopped at the cap (a hub)
-    hops: list[Neighbor] = field(default_factory=list)  # noted edges past the slots, ranked
+    hops: list[Hop] = field(default_factory=list)  # noted edges past the slots, ranked
     hops_cut: int = 0  # noted candidates past the slots the per-result cap left out
     correctors: dict[int, list[str]] = field(default_factory=dict)  # result -> current correctors
 
@@ -315,55 +342,64 @@ f AS (
               e.edge_id
 ),
 s AS MATERIALIZED (  -- each candidate's relevance computed once, not per use below
-    SELECT f.*, {vrel} AS vrel, {nrel} AS nrel, 1 - (ee.vector <=> qv.v) AS ncos
+    SELECT f.result_id, f.edge_id, f.other_id, f.direction, f.note, f.name,
+           f.neighbor_priority, f.pin, {vrel} AS vrel,
+           {nrel} AS nrel, 1 - (ee.vector <=> qv.v) AS ncos
       FROM f CROSS JOIN qv
       JOIN kb_entry o ON o.id = f.other_id
       LEFT JOIN kb_entryembedding emb ON emb.entry_id = f.other_id
-      LEFT JOIN graph_edgeembedding ee ON ee.edge_id = f.edge_id
+      LEFT JOIN graph_edgeembedding ee ON ee.edge_id = f.edge_id AND f.note <> ''
      WHERE o.status NOT IN ('merged', 'deleted')
 ),
-scored AS (
-    SELECT s.*, coalesce(s.vrel, 0) + %(note_weight)s * s.nrel
-                + %(note_vector_weight)s * coalesce(s.ncos, 0) AS rel
-      FROM s
-),
-ranked AS (
-    SELECT scored.*, row_number() OVER (
-        PARTITION BY scored.result_id
-        ORDER BY scored.pin DESC, floor(scored.rel / %(band)s) DESC,
-                 (scored.note <> '') DESC, scored.neighbor_priority DESC, scored.edge_id
-    ) AS rn
-      FROM scored
+ranked AS (  -- one sort: the rank, the rank among noted edges, the noted edges in all
+    SELECT scored.result_id, scored.other_id, scored.direction, scored.note, scored.name,
+           scored.pin, scored.rel, row_number() OVER w AS rn,
+           count(*) FILTER (WHERE scored.note <> '' AND NOT scored.pin) OVER w AS noted_no,
+           count(*) FILTER (WHERE scored.note <> '' AND NOT scored.pin)
+               OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS noted_total
+      FROM (SELECT s.*, coalesce(s.vrel, 0) + %(note_weight)s * s.nrel
+                        + %(note_vector_weight)s * coalesce(s.ncos, 0) AS rel
+              FROM s) scored
      WHERE scored.pin OR scored.vrel IS NULL OR scored.rel >= %(floor)s
-),
-counted AS (  -- hop lines: the noted candidates past the neighbour slots, in the same order
-    SELECT ranked.*,
-           count(*) FILTER (WHERE NOT ranked.pin AND ranked.rn > %(n)s AND ranked.note <> '')
-               OVER (PARTITION BY ranked.result_id ORDER BY ranked.rn) AS hop_no,
-           count(*) FILTER (WHERE NOT ranked.pin AND ranked.rn > %(n)s AND ranked.note <> '')
-               OVER (PARTITION BY ranked.result_id) AS hop_total
-      FROM ranked
+    WINDOW w AS (PARTITION BY scored.result_id
+                 ORDER BY scored.pin DESC, floor(scored.rel / %(band)s) DESC,
+                          (scored.note <> '') DESC, scored.neighbor_priority DESC, scored.edge_id)
 )
-SELECT counted.result_id, o.id, o.short_id, o.title, o.summary, k.name, o.status, o.steps,
-       counted.name, counted.direction, counted.note, counted.pin, counted.rel, counted.rn,
-       CASE WHEN o.short_id = ANY(%(expand)s::text[]) THEN o.content END,
-       CASE WHEN counted.rn <= %(n)s OR counted.pin THEN 'n' ELSE 'h' END,
-       greatest(counted.hop_total - %(hops)s, 0)
-  FROM counted JOIN kb_entry o ON o.id = counted.other_id JOIN kb_entrykind k ON k.id = o.kind_id
- WHERE counted.rn <= %(n)s OR counted.pin
-    OR (counted.note <> '' AND counted.hop_no BETWEEN 1 AND %(hops)s)
+-- Neighbours (the first n, and a pinned replacement) with their texts; hop lines (noted edges
+-- past the slots) with the id alone: the first ``hops + n`` noted edges hold the first ``hops``
+-- of them (the neighbours take at most n), which the reader trims exactly. The last column
+-- is the result's count of noted edges (stats.hops_cut).
+SELECT c.result_id, o.id, o.short_id, n.title, n.summary, k.name, n.status, n.steps,
+       c.name, c.direction, c.note, c.pin, c.rel, c.rn, n.content,
+       CASE WHEN n.id IS NULL THEN 'h' ELSE 'n' END, c.noted_total
+  FROM ranked c JOIN kb_entry o ON o.id = c.other_id
+  LEFT JOIN LATERAL (
+      SELECT o.id, o.title, o.summary, o.status, o.steps, o.kind_id,
+             CASE WHEN o.short_id = ANY(%(expand)s::text[]) THEN o.content END AS content
+       WHERE c.rn <= %(n)s OR c.pin
+  ) n ON true
+  LEFT JOIN kb_entrykind k ON k.id = n.kind_id
+ WHERE c.rn <= %(n)s OR c.pin
+    OR (c.note <> '' AND c.noted_no <= %(hops)s + %(n)s)
 UNION ALL
 SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, 'x', NULL
   FROM capped
-UNION ALL  -- a current corrector of a result, wherever it is (API.md "Corrections")
-SELECT ed.to_entry_id, o.id, o.short_id, NULL, NULL, NULL, o.status, NULL, t.name, 'in',
-       ed.note, NULL, NULL, ed.id, NULL, 'c', NULL
-  FROM graph_edge ed JOIN graph_edgetype t ON t.id = ed.type_id AND t.name = 'corrects'
-  JOIN kb_entry o ON o.id = ed.from_entry_id
- WHERE ed.to_entry_id = ANY(%(results)s) AND {current}
-   AND o.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
-   AND (o.expires_at IS NULL OR o.expires_at >= %(now)s::date)
+UNION ALL  -- a result's first current corrector, wherever it is (API.md "Corrections"): one
+           -- row per result however many correctors a hub has
+SELECT r.id, NULL, cr.short_id, NULL, NULL, NULL, NULL, NULL, 'corrects', 'in', NULL, NULL,
+       NULL, cr.edge_id, NULL, 'c', NULL
+  FROM r CROSS JOIN LATERAL (  -- edges in id order, each end checked until one is current
+    SELECT o.short_id, x.edge_id
+      FROM (SELECT ed.id AS edge_id, ed.from_entry_id
+              FROM graph_edge ed
+             WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id {correction_test}
+             ORDER BY ed.id OFFSET 0) x
+      JOIN kb_entry o ON o.id = x.from_entry_id
+     WHERE o.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
+       AND (o.expires_at IS NULL OR o.expires_at >= %(now)s::date)
+     ORDER BY x.edge_id LIMIT 1
+  ) cr
  ORDER BY 1, 14
 """
 
@@ -387,6 +423,13 @@ def _replacement_arms(type_ids: Sequence[int] | None) -> str:
     return "".join(_REPLACEMENT_ARM.format(type_test=test, current=_CURRENT) for test in tests)
 
 
+def _type_test(type_ids: Sequence[int] | None, lookup: str) -> str:
+    """``= ANY('{…}')`` of literal type ids the planner can estimate, or the lookup itself."""
+    if type_ids is None:
+        return f"= ANY(ARRAY({lookup}))"
+    return f"= ANY('{{{','.join(str(int(t)) for t in type_ids)}}}'::bigint[])"
+
+
 def neighbors_of(
     bank: Bank,
     result_ids: Sequence[int],
@@ -399,6 +442,7 @@ def neighbors_of(
     cap: int = NEIGHBOR_CANDIDATE_CAP,
     expand: Sequence[str] = (),
     replacement_types: Sequence[int] | None = None,
+    correction_types: Sequence[int] | None = None,
     hops: int = HOP_LINES,
 ) -> NeighborSelection:
     """Up to ``per_result`` one-hop neighbours per result from outside the pool, in one
@@ -415,6 +459,7 @@ def neighbors_of(
     sql = _NEIGHBORS_SQL.format(
         current=_CURRENT,
         replacement_arms=_replacement_arms(replacement_types),
+        correction_test=_type_test(correction_types, _CORRECTION_TYPE_IDS),
         vrel=vector_relevance_sql("emb"),
         nrel=NOTE_RELEVANCE_SQL.format(note="f.note", tsv="f.note_tsv"),
     )
@@ -431,38 +476,56 @@ def neighbors_of(
         "hops": hops,
         "expand": list(expand),
     }
-    rows = fetch_prepared(sql, params)
+    return _selection(fetch_prepared(sql, params), hops, per_result)
+
+
+def _selection(rows, hops: int, per_result: int) -> NeighborSelection:
+    """The neighbour statement's rows, by role: ``n`` neighbour, ``h`` a noted edge past the
+    slots (the first ``hops`` per result kept as hop lines), ``x`` a result whose candidate
+    read stopped at the cap, ``c`` a result's current corrector."""
     selection = NeighborSelection([], [])
-    cut_of: dict[int, int] = {}
+    kept: dict[int, int] = {}
+    noted: dict[int, int] = {}
     for row in rows:
         role = row[15]
-        if role == "x":
+        if role == "n":
+            selection.neighbors.append(_neighbor(row))
+        elif role == "h":
+            if kept.get(row[0], 0) < hops:
+                kept[row[0]] = kept.get(row[0], 0) + 1
+                selection.hops.append(Hop(row[0], row[1], row[2], row[8], row[9], row[10]))
+        elif role == "x":
             selection.capped.append(row[0])
-            continue
-        if role == "c":
+        else:
             selection.correctors.setdefault(row[0], []).append(row[2])
-            continue
-        (result_id, entry_id, short_id, title, summary, kind, status, steps) = row[:8]
-        relation, direction, note, pin, relevance = row[8:13]
-        if isinstance(steps, str):  # jsonb arrives decoded from psycopg; text only from old rows
-            steps = json.loads(steps)
-        item = Neighbor(
-            result_id,
-            entry_id,
-            short_id,
-            title,
-            summary,
-            kind,
-            status,
-            steps,
-            relation,
-            direction,
-            note,
-            pin,
-            None if relevance is None else float(relevance),
-            row[14],
-        )
-        (selection.neighbors if role == "n" else selection.hops).append(item)
-        cut_of[result_id] = int(row[16] or 0)
-    selection.hops_cut = sum(cut_of.values())
+        if role in "nh":
+            noted[row[0]] = row[16]
+    # noted edges of a result past its slots, less the hop lines handed over
+    in_slots = Counter(n.result_id for n in selection.neighbors if n.note and not n.pinned)
+    selection.hops_cut = sum(
+        max(total - in_slots[result] - hops, 0) for result, total in noted.items()
+    )
     return selection
+
+
+def _neighbor(row) -> Neighbor:
+    (result_id, entry_id, short_id, title, summary, kind, status, steps) = row[:8]
+    relation, direction, note, pin, relevance = row[8:13]
+    if isinstance(steps, str):  # jsonb arrives decoded from psycopg; text only from old rows
+        steps = json.loads(steps)
+    return Neighbor(
+        result_id,
+        entry_id,
+        short_id,
+        title,
+        summary,
+        kind,
+        status,
+        steps,
+        relation,
+        direction,
+        note,
+        pin,
+        None if relevance is None else float(relevance),
+        row[14],
+    )

@@ -37,7 +37,14 @@ def pointer_json(pointer: Pointer) -> dict:
 
 
 def link_json(link: Link) -> dict:
-    return asdict(link)
+    # Built directly: dataclasses.asdict deep-copies field by field (a hub's hop lines made
+    # it a visible share of the presenter's time).
+    return {
+        "id": link.id,
+        "relation": link.relation,
+        "direction": link.direction,
+        "note": link.note,
+    }
 
 
 def result_json(result: AnswerResult, *, compact: bool = False) -> dict:

@@ -116,8 +116,7 @@ def execute_query(
     started = time.perf_counter()
     if params.kinds:
         check_known("kinds", params.kinds, kinds_for_bank(bank), what="kind(s)")
-    floor, high, neighbor_floor = floors(bank)
-    expand = set(params.expand or ())
+    floor, high, _ = floors(bank)
     pool_size = max(params.pool, params.limit) if params.fold else params.limit
     if query_vector is None:
         query_vector = embed_query(params.query)
@@ -136,87 +135,16 @@ def execute_query(
     hits = lift_arm_leaders(hits)[:pool_size]
     by_id = {h.entry_id: h for h in hits}
     entries = Entry.objects.select_related("kind").in_bulk(list(by_id))
-    pool_ids = [h.entry_id for h in hits]
-
-    results: list[AnswerResult] = []
     stats = QueryStats(pool=len(hits), groups=len(hits))
-    if not params.fold:
-        for i, hit in enumerate(hits[: params.limit], start=1):
-            results.append(_result(entries[hit.entry_id], hit, i, floor, high))
-        returned = pool_ids[: params.limit]
-        attach_links(results, [], {})
+    if params.fold:
+        results, returned = _folded(bank, params, hits, entries, stats, query_vector)
     else:
-        pool_graph = edges_among(bank, pool_ids, params.query)
-        pool_edges = pool_graph.edges
-        plan = fold_pool(pool_ids, pool_edges, params.limit)
-        # Refills are the pool's tail: only those that clear the relevance floor take a slot.
-        kept = [
-            r
-            for r in plan.results
-            if r.position <= params.limit or (by_id[r.entry_id].relevance or 0.0) >= floor
+        results = [
+            _result(entries[hit.entry_id], hit, i, floor, high)
+            for i, hit in enumerate(hits[: params.limit], start=1)
         ]
-        stats.groups = plan.groups
-        stats.folded = sum(len(r.related) for r in kept)
-        stats.refilled = sum(1 for r in kept if r.position > params.limit)
-        stats.refills_below_floor = len(plan.results) - len(kept)
-        returned = [r.entry_id for r in kept]
-        for i, folded in enumerate(kept, start=1):
-            item = _result(entries[folded.entry_id], by_id[folded.entry_id], i, floor, high)
-            # Pointers in order of relevance to the query (the member's own, plus its note's),
-            # then pool rank: the first pointer an agent reads is the one that matters.
-            related = sorted(
-                folded.related,
-                key=lambda f: (
-                    -((by_id[f.entry_id].relevance or 0.0) + NOTE_WEIGHT * f.note_relevance)
-                ),
-            )
-            for f in related:
-                member = entries[f.entry_id]
-                pointer = _pointer(member, "folded", f.relation, f.direction, f.note)
-                if f.via is not None:
-                    pointer.via = {**f.via, "id": entries[f.via["id"]].short_id}
-                if member.short_id in expand:
-                    pointer.content = member.content
-                item.related.append(pointer)
-            results.append(item)
-        attach_links(results, pool_edges, {pk: e.short_id for pk, e in entries.items()})
-        history = params.history if params.history is not None else asks_for_history(params.query)
-        if not history:
-            stats.ranked_after_corrector = order_corrections(results)
-        row_of = {item.entry_id: i for i, item in enumerate(results)}
-        selection = neighbors_of(
-            bank,
-            returned,
-            pool_ids,
-            params.neighbors,
-            query=params.query,
-            query_vector=query_vector,
-            floor=neighbor_floor if neighbor_floor > 0 else None,
-            expand=sorted(expand),
-            replacement_types=pool_graph.replacement_types,
-        )
-        stats.neighbor_cap_reached = len(selection.capped)
-        stats.hops_cut = selection.hops_cut
-        for hop in selection.hops:
-            link = Link(hop.short_id, hop.relation, hop.direction, hop.note)
-            results[row_of[hop.result_id]].hops.append(link)
-        mark_correctors(results, selection.correctors)
-        for n in selection.neighbors:
-            pointer = Pointer(
-                id=n.short_id,
-                relation=n.relation,
-                direction=n.direction,
-                kind="neighbor",
-                note=n.note,
-                summary=n.summary or n.title,
-                title=n.title,
-                status=n.status,
-                steps=n.steps or None,
-                replacement=bool(n.pinned),
-                content=n.content,
-            )
-            results[row_of[n.result_id]].neighbors.append(pointer)
-
+        returned = [h.entry_id for h in hits[: params.limit]]
+        attach_links(results, [], {})
     return QueryAnswer(
         bank=bank.slug,
         query=params.query,
@@ -230,6 +158,95 @@ def execute_query(
         compact=params.compact,
         started=started,
     )
+
+
+def _folded(bank, params, hits, entries, stats, query_vector) -> tuple[list, list[int]]:
+    """The fold over the pool: results with their folded pointers, links and corrections in
+    answer order, then neighbours, hop lines and correctors (the fold's two statements)."""
+    floor, high, neighbor_floor = floors(bank)
+    by_id = {h.entry_id: h for h in hits}
+    pool_ids = [h.entry_id for h in hits]
+    pool_graph = edges_among(bank, pool_ids, params.query)
+    plan = fold_pool(pool_ids, pool_graph.edges, params.limit)
+    # Refills are the pool's tail: only those that clear the relevance floor take a slot.
+    kept = [
+        r
+        for r in plan.results
+        if r.position <= params.limit or (by_id[r.entry_id].relevance or 0.0) >= floor
+    ]
+    stats.groups = plan.groups
+    stats.folded = sum(len(r.related) for r in kept)
+    stats.refilled = sum(1 for r in kept if r.position > params.limit)
+    stats.refills_below_floor = len(plan.results) - len(kept)
+    expand = set(params.expand or ())
+    results = []
+    for i, folded in enumerate(kept, start=1):
+        item = _result(entries[folded.entry_id], by_id[folded.entry_id], i, floor, high)
+        item.related = _related(folded, by_id, entries, expand)
+        results.append(item)
+    attach_links(results, pool_graph.edges, {pk: e.short_id for pk, e in entries.items()})
+    history = params.history if params.history is not None else asks_for_history(params.query)
+    if not history:
+        stats.ranked_after_corrector = order_corrections(results)
+    selection = neighbors_of(
+        bank,
+        [r.entry_id for r in kept],
+        pool_ids,
+        params.neighbors,
+        query=params.query,
+        query_vector=query_vector,
+        floor=neighbor_floor if neighbor_floor > 0 else None,
+        expand=sorted(expand),
+        replacement_types=pool_graph.replacement_types,
+        correction_types=pool_graph.correction_types,
+    )
+    _attach_selection(results, selection, stats)
+    return results, [r.entry_id for r in kept]
+
+
+def _related(folded, by_id, entries, expand: set[str]) -> list[Pointer]:
+    """A result's folded pointers in order of relevance to the query (the member's own, plus
+    its note's): the first pointer an agent reads is the one that matters."""
+    members = sorted(
+        folded.related,
+        key=lambda f: -((by_id[f.entry_id].relevance or 0.0) + NOTE_WEIGHT * f.note_relevance),
+    )
+    pointers = []
+    for f in members:
+        member = entries[f.entry_id]
+        pointer = _pointer(member, "folded", f.relation, f.direction, f.note)
+        if f.via is not None:
+            pointer.via = {**f.via, "id": entries[f.via["id"]].short_id}
+        if member.short_id in expand:
+            pointer.content = member.content
+        pointers.append(pointer)
+    return pointers
+
+
+def _attach_selection(results: list[AnswerResult], selection, stats: QueryStats) -> None:
+    """Neighbours, hop lines and correctors (the neighbour statement's rows) onto results."""
+    row_of = {item.entry_id: i for i, item in enumerate(results)}
+    stats.neighbor_cap_reached = len(selection.capped)
+    stats.hops_cut = selection.hops_cut
+    for hop in selection.hops:
+        link = Link(hop.short_id, hop.relation, hop.direction, hop.note)
+        results[row_of[hop.result_id]].hops.append(link)
+    mark_correctors(results, selection.correctors)
+    for n in selection.neighbors:
+        pointer = Pointer(
+            id=n.short_id,
+            relation=n.relation,
+            direction=n.direction,
+            kind="neighbor",
+            note=n.note,
+            summary=n.summary or n.title,
+            title=n.title,
+            status=n.status,
+            steps=n.steps or None,
+            replacement=bool(n.pinned),
+            content=n.content,
+        )
+        results[row_of[n.result_id]].neighbors.append(pointer)
 
 
 class QueryAction(Action):

@@ -6,6 +6,7 @@ and the full-text / trigram indexes; every candidate is then scored exactly.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,20 @@ _VECTOR_ARM = """
       WHERE arm.{dim} IS NOT NULL)
 """
 
+# A compound word (``lockout/tagout``, ``config.yaml``, ``kb.services.search``) is one token
+# to PostgreSQL's parser; the entries' ``search_tsv`` also holds its parts (kb migration
+# 0018), and the query matches any reading: as written, with its own compounds split, or
+# with them written closed.
+_COMPOUND_JOINT = re.compile(r"(\w)[/.:\\_-]+(?=\w)")
+
+
+def compound_parts(query: str, *, closed: bool = False) -> str:
+    """The query with its compounds split into their words ("lockout/tagout" -> "lockout
+    tagout"), or written closed ("lock-out" -> "lockout"); a leading ``-`` (websearch
+    negation) or a quoted phrase is left as it is."""
+    return _COMPOUND_JOINT.sub(r"\1" if closed else r"\1 ", query)
+
+
 # Full text ranks at most LEXICAL_SCAN matches (a very common word cannot make it rank the
 # whole bank); trigram similarity on titles runs only when full text found few matches, with
 # the threshold raised from pg_trgm's 0.3 so the index returns few rows to recheck.
@@ -91,7 +106,10 @@ _LEXICAL_ARM = """
 ft AS (
     SELECT m.id AS entry_id, ts_rank_cd(m.search_tsv, m.q) AS ts
       FROM (SELECT e.id, e.search_tsv, tq.q
-              FROM kb_entry e, websearch_to_tsquery('english', %(text)s) AS tq(q)
+              FROM kb_entry e,
+                   (SELECT websearch_to_tsquery('english', %(text)s)
+                           || websearch_to_tsquery('english', %(text_parts)s)
+                           || websearch_to_tsquery('english', %(text_closed)s)) AS tq(q)
              WHERE e.bank_id = %(bank)s AND e.search_tsv @@ tq.q
              LIMIT %(lexical_scan)s) m
      ORDER BY ts DESC
@@ -151,32 +169,24 @@ SELECT e.id, {sims}
     return "\n".join(parts)
 
 
-def rank_candidates(
+def _search_params(
     bank: Bank,
     query: str,
-    *,
+    vector: Sequence[float],
     limit: int,
-    lexical: bool = False,
-    kinds: Sequence[str] | None = None,
-    systems: Sequence[str] | None = None,
-    include_retired: bool = True,
-    query_vector: Sequence[float] | None = None,
-) -> list[ScoredEntry]:
-    """The top ``limit`` entries of ``bank`` for ``query``, best first, scored and ranked.
-
-    Reads nothing but the ranking (one SQL statement after the query embedding).
-    """
-    now = timezone.now()
-    weights = bank.dimension_weights()
-    lexical_weight = bank.setting("lexical_weight", DEFAULT_LEXICAL_WEIGHT)
-    scale = bank.setting("kind_weight_scale", DEFAULT_KIND_WEIGHT_SCALE)
-    vector = query_vector if query_vector is not None else embed_query(query)
-
+    kinds: Sequence[str] | None,
+    systems: Sequence[str] | None,
+    include_retired: bool,
+    now: dt.datetime,
+) -> tuple[dict, list[str]]:
+    """The search statement's parameters and its filters."""
     filters: list[str] = []
     params: dict = {
         "bank": bank.pk,
         "vec": vector_literal(vector),
         "text": query,
+        "text_parts": compound_parts(query),
+        "text_closed": compound_parts(query, closed=True),
         "lexical_scan": LEXICAL_SCAN,
         "trigram_threshold": TRIGRAM_THRESHOLD,
     }
@@ -192,33 +202,21 @@ def rank_candidates(
         params["today"] = now.date()
     # Filters run after candidate generation, so widen the candidate arms when they apply.
     params["k"] = max(limit * 4, 80) * (4 if filters else 1)
+    return params, filters
 
-    sql = _build_sql(lexical, filters)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
 
+def _scored(bank: Bank, rows: list[tuple], lexical: bool, now: dt.datetime) -> list[ScoredEntry]:
+    """Each candidate row scored: bank-weighted cosine, the lexical arm (normalised by the best
+    full-text rank), kind weight and lifecycle multiplier."""
+    weights = bank.dimension_weights()
+    lexical_weight = bank.setting("lexical_weight", DEFAULT_LEXICAL_WEIGHT)
+    scale = bank.setting("kind_weight_scale", DEFAULT_KIND_WEIGHT_SCALE)
     max_ts = max((row[4] or 0.0 for row in rows), default=0.0) or 1.0
+    dims = (weights["content"], weights["useful_for"], weights["context"])
     hits: list[ScoredEntry] = []
-    for (
-        entry_id,
-        s_content,
-        s_useful,
-        s_context,
-        ts,
-        trg,
-        in_vc,
-        weight,
-        status,
-        changed,
-        expires,
-    ) in rows:
+    for entry_id, *sims, ts, trg, in_vc, weight, status, changed, expires in rows:
         num = den = 0.0
-        for sim, w in (
-            (s_content, weights["content"]),
-            (s_useful, weights["useful_for"]),
-            (s_context, weights["context"]),
-        ):
+        for sim, w in zip(sims, dims, strict=True):
             if sim is not None and w > 0:
                 num += w * sim
                 den += w
@@ -243,6 +241,33 @@ def rank_candidates(
                 entry_id, round(score, 6), relevance, vector_score, lexical_score, matched_by
             )
         )
+    return hits
+
+
+def rank_candidates(
+    bank: Bank,
+    query: str,
+    *,
+    limit: int,
+    lexical: bool = False,
+    kinds: Sequence[str] | None = None,
+    systems: Sequence[str] | None = None,
+    include_retired: bool = True,
+    query_vector: Sequence[float] | None = None,
+) -> list[ScoredEntry]:
+    """The top ``limit`` entries of ``bank`` for ``query``, best first, scored and ranked.
+
+    Reads nothing but the ranking (one SQL statement after the query embedding).
+    """
+    now = timezone.now()
+    vector = query_vector if query_vector is not None else embed_query(query)
+    params, filters = _search_params(
+        bank, query, vector, limit, kinds, systems, include_retired, now
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(_build_sql(lexical, filters), params)
+        rows = cursor.fetchall()
+    hits = _scored(bank, rows, lexical, now)
     hits.sort(key=lambda h: (-h.score, h.entry_id))
     hits = hits[:limit]
     for i, hit in enumerate(hits, start=1):

@@ -69,13 +69,16 @@ def _percentile(values: list[float], q: float) -> float:
 
 def payload_ids(body: dict) -> tuple[set[str], set[str], list[dict]]:
     """(result ids, every id in the payload, every pointer) of a query response; pointers
-    include hop lines (``kind: "hop"``) and compact pointers that kept a note."""
+    include hop lines (``kind: "hop"``) and compact pointers that kept a note (a compact
+    pointer without one is in the payload but among no pointers)."""
     results = {r["id"] for r in body["results"]}
     pointers = [p for r in body["results"] for p in (*r["related"], *r["neighbors"])]
     pointers += [{**h, "kind": "hop"} for r in body["results"] for h in r.get("hops") or ()]
+    compact_ids = set()
     for r in body["results"]:
         for short in r.get("compact_pointers") or ():
             head, _, note = short.partition(": ")
+            compact_ids.add(head.split()[0])  # in the payload, with or without its note
             if note:
                 pid, relation, direction, kind = head.split()
                 pointers.append(
@@ -87,7 +90,7 @@ def payload_ids(body: dict) -> tuple[set[str], set[str], list[dict]]:
                         "note": note,
                     }
                 )
-    return results, results | {p["id"] for p in pointers}, pointers
+    return results, results | compact_ids | {p["id"] for p in pointers}, pointers
 
 
 def noted_edge_counts(bank: Bank, short_ids: list[str]) -> dict[str, int]:
