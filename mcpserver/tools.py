@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from graph.actions.edges import LinkEntries, UnlinkEdge
 from graph.actions.extraction import DecideEdgeProposal, ListEdgeProposals
 from graph.actions.lookup import GetContext, ResolveName
+from graph.actions.query import QueryAction
 from graph.actions.traverse import TraverseGraph
-from graph.retrieval.query import QueryAction
 from kb.actions.entries import VerifyEntry
 from mcpserver.compact import COMPACT_READ_CHARS, FULL
 from workflows.actions import WorkflowGaps

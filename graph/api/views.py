@@ -15,10 +15,10 @@ from graph.actions.edges import (
     UnlinkEdge,
 )
 from graph.actions.lookup import ResolveName
+from graph.actions.query import QueryAction
 from graph.api import schemas as graph_schemas
 from graph.curation import lifecycle
 from graph.curation.delete import delete_preview
-from graph.retrieval.query import QueryAction
 from kb.api import schemas
 from kb.api.actions import respond
 from kb.api.auth import actor_for, bank_for

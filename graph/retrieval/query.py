@@ -31,13 +31,10 @@ from graph.retrieval.answer_types import AnswerResult, Link, Pointer, QueryAnswe
 from graph.retrieval.budget import DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_PER_RESULT
 from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
 from graph.retrieval.presenter import present_answer
-from graph.retrieval.query_input import QueryRequestSerializer
 from graph.retrieval.relevance import NOTE_WEIGHT
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
-from kb.actions.base import Action, Caller
-from kb.api.params import query_text
 from kb.inputs import check_known
-from kb.models import Bank, Entry, EntryStatus, Scope
+from kb.models import Bank, Entry, EntryStatus
 from kb.services.embedding import QueryVector, embed_query
 from kb.services.entries import kinds_for_bank
 from kb.services.search import rank_candidates
@@ -249,58 +246,29 @@ def _attach_selection(results: list[AnswerResult], selection, stats: QueryStats)
         results[row_of[n.result_id]].neighbors.append(pointer)
 
 
-class QueryAction(Action):
-    """The query use case (API.md "Query"): one declared input
-    (:class:`graph.retrieval.query_input.QueryRequestSerializer`, which also generates the
-    OpenAPI request and the MCP tool schema), scope ``read``, :meth:`execute` returning typed
-    data (:class:`QueryAnswer`), and :meth:`present` rendering JSON within the token budget and
-    counting usage of what was shown and logging the query, in one statement. REST, MCP and
-    the context bundle all run it; :func:`run_query` runs it in process on ready params."""
-
-    name = "query"
-    summary = "Query the bank (the fold query)"
-    scope = Scope.READ
-    Input = QueryRequestSerializer
-    # Set by in-process callers (run_query: replays, labs, benches), never by a transport.
-    record: bool = True
-    query_vector: list[float] | None = None
-    counter: TokenCounter = DEFAULT_COUNTER
-
-    @classmethod
-    def clean(cls, query, body) -> dict:
-        data = super().clean(query, body)
-        query_text(data)
-        return data
-
-    @classmethod
-    def for_params(cls, bank: Bank, params: QueryParams, caller: Caller, **options) -> QueryAction:
-        """The action on already-typed params (no request to validate)."""
-        action = cls(bank, caller, data=asdict(params))
-        for name, value in options.items():
-            setattr(action, name, value)
-        return action
-
-    @property
-    def params(self) -> QueryParams:
-        return QueryParams(**self.data)
-
-    def execute(self) -> QueryAnswer:
-        return execute_query(self.bank, self.params, query_vector=self.query_vector)
-
-    def present(self, answer: QueryAnswer) -> dict:
-        """Render (the answer as the agent receives it), then count what was shown."""
-        body = present_answer(answer, self.counter)
-        if self.record:
-            shown = {r["id"] for r in body["results"]}
-            record_query(
-                self.bank,
-                self.caller.actor,
-                self.params,
-                used=[r.entry_id for r in answer.results if r.id in shown],
-                results=body["results"],
-                took_ms=body["stats"]["took_ms"],
-            )
-        return body
+def present_and_record(
+    bank: Bank,
+    answer: QueryAnswer,
+    params: QueryParams,
+    *,
+    actor: str = "",
+    record: bool = True,
+    counter: TokenCounter = DEFAULT_COUNTER,
+) -> dict:
+    """Render the answer as the agent receives it, then (``record``) count usage of what was
+    shown and log the query, in one statement."""
+    body = present_answer(answer, counter)
+    if record:
+        shown = {r["id"] for r in body["results"]}
+        record_query(
+            bank,
+            actor,
+            params,
+            used=[r.entry_id for r in answer.results if r.id in shown],
+            results=body["results"],
+            took_ms=body["stats"]["took_ms"],
+        )
+    return body
 
 
 def run_query(
@@ -312,18 +280,12 @@ def run_query(
     query_vector: list[float] | None = None,
     counter: TokenCounter = DEFAULT_COUNTER,
 ) -> dict:
-    """Answer a query as API.md's response body (:class:`QueryAction` executed and presented
-    in the current context). Usage is bumped for the returned ids only and the query is logged
-    — unless ``record`` is false (replays and labs measure, never count)."""
-    action = QueryAction.for_params(
-        bank,
-        params,
-        Caller(actor=actor, via="command"),
-        record=record,
-        query_vector=query_vector,
-        counter=counter,
-    )
-    return action.present(action.execute())
+    """Answer a query as API.md's response body, in process on ready params (what
+    :class:`graph.actions.query.QueryAction` runs after validating a request). Usage is bumped
+    for the returned ids only and the query is logged — unless ``record`` is false (replays and
+    labs measure, never count)."""
+    answer = execute_query(bank, params, query_vector=query_vector)
+    return present_and_record(bank, answer, params, actor=actor, record=record, counter=counter)
 
 
 _LOG_INSERT = f"""

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from graph.retrieval.query import QueryAction, QueryParams
+from graph.actions.query import QueryAction
+from graph.retrieval.query import QueryParams
 from graph.retrieval.query_input import QueryRequestSerializer
 from kb.actions.base import Caller
 from kb.models import Entry
