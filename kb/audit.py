@@ -61,6 +61,9 @@ def operation(bank, kind: str, reason: str = "", actor: str | None = None, **det
         with transaction.atomic():
             yield Operation.objects.get(pk=ctx.operation_id)
         return
+    from config.serving import context
+
+    request = context.current()
     with transaction.atomic():
         op = Operation.objects.create(
             bank=bank,
@@ -68,6 +71,7 @@ def operation(bank, kind: str, reason: str = "", actor: str | None = None, **det
             actor=actor or ctx.actor,
             reason=reason or ctx.reason,
             details=details or {},
+            request_id=request.request_id if request is not None else "",
         )
         token = _current.set(replace(ctx, operation_id=op.pk, actor=op.actor, reason=op.reason))
         try:

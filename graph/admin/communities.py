@@ -19,4 +19,3 @@ class CommunityAdmin(ReadOnlyAdmin):
     list_filter = (BankFilter,)
     search_fields = ("label", "summary", "terms")
     exclude = ("embedding",)
-

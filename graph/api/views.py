@@ -6,10 +6,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from graph.api import schemas as graph_schemas
-from graph.api.render import edge_json
-from graph.curation import lifecycle, revert
+from graph.api.render import edge_json, entry_with_graph
 from graph.curation import merge as curation
-from graph.curation.delete import delete_preview
+from graph.curation import revert
 from graph.edges import links as edges
 from graph.resolution.aliases import resolve
 from graph.retrieval.query import QueryAction
@@ -17,11 +16,9 @@ from graph.retrieval.query_input import QueryRequestSerializer
 from kb.api import schemas
 from kb.api.auth import actor_for, bank_for
 from kb.api.errors import ApiError
-from kb.api.render import entry_detail
 from kb.api.views import ERRORS, BankAPIView
 from kb.inputs import parse_int_id
 from kb.models import Scope
-from kb.services.entries import find_entry
 from kb.services.feedback import note_warnings
 
 
@@ -160,7 +157,7 @@ class ResolveView(BankAPIView):
             {
                 "status": result.status,
                 "matched": result.matched,
-                "entry": entry_detail(result.entry) if result.entry else None,
+                "entry": entry_with_graph(result.entry) if result.entry else None,
                 "candidates": result.candidates,
             }
         )
@@ -243,48 +240,3 @@ def _operation(bank, op_id):
         raise ApiError(
             404, "operation_not_found", f"No operation {op_id!r} in this bank."
         ) from None
-
-
-class EntryRetireView(BankAPIView):
-    @extend_schema(
-        request=schemas.RetireSerializer,
-        responses={200: schemas.EntrySerializer, 409: schemas.ErrorEnvelope, **ERRORS},
-        summary="Retire an entry with verbatim evidence",
-    )
-    def post(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.WRITE)
-        body = self.json_body(request)
-        entry = lifecycle.retire_entry(
-            bank_obj,
-            entry_id,
-            body.get("reason"),
-            body.get("evidence"),
-            superseded_by=body.get("superseded_by"),
-            actor=actor_for(request),
-        )
-        return Response(entry_detail(find_entry(bank_obj, entry.short_id)))
-
-
-class EntryRestoreView(BankAPIView):
-    @extend_schema(
-        request=graph_schemas.OptionalReasonSerializer,
-        responses={200: schemas.EntrySerializer, 409: schemas.ErrorEnvelope, **ERRORS},
-        summary="Undo a retirement",
-    )
-    def post(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.WRITE)
-        body = self.json_body(request) if request.data else {}
-        entry = lifecycle.restore_entry(
-            bank_obj, entry_id, reason=str(body.get("reason") or ""), actor=actor_for(request)
-        )
-        return Response(entry_detail(find_entry(bank_obj, entry.short_id)))
-
-
-class EntryDeletePlanView(BankAPIView):
-    @extend_schema(
-        responses={200: schemas.DeletePlanSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
-        summary="Preview what deleting an entry does (bridges, corrections carried or removed)",
-    )
-    def get(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        return Response(delete_preview(bank_obj, entry_id).as_json())
