@@ -24,6 +24,8 @@ from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
 from kb import audit
+from kb.actions.base import run_as_staff
+from kb.actions.entries import VerifyEntry
 from kb.admin_filters import BankFilter, KindFilter, TokenBankFilter
 from kb.errors import KbError
 from kb.models import (
@@ -432,7 +434,7 @@ class EntryAdmin(SimpleHistoryAdmin):
     def mark_verified(self, request, queryset):
         count = 0
         for entry in queryset.select_related("bank"):
-            entry_service.verify_entry(entry.bank, entry, note="admin: mark verified")
+            run_as_staff(request, VerifyEntry, entry, body={"note": "admin: mark verified"})
             count += 1
         self.message_user(
             request,

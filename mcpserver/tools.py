@@ -147,26 +147,42 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
     kind = {"type": "string", "enum": kinds} if kinds else {"type": "string"}
     direction = {"type": "string", "enum": ["out", "in", "both"]}
     return [
-        ToolSpec(
-            name="query_knowledge_bank",
-            method="POST",
-            path="banks/{bank}/query",
-            read_only=True,
-            description=(
-                "Search the team's knowledge bank before you start or when you hit a problem: "
-                "recipes, gotchas, decisions, playbooks written by earlier agents and staff. "
-                "Ask in words, as you would ask a colleague ('how do I log in to production "
-                "with playwright'). Results are folded: near-duplicates and corrections come "
-                "as `related` pointers on one result, and `neighbors` are entries one edge "
-                "away, each with a note saying why you would follow it. Fetch a pointer with "
-                "get_entry only when its note says it matters for your task. Not for looking "
-                "up one known name or id (use resolve or get_entry) nor for walking "
-                "dependencies (use traverse)."
-            ),
-            properties=_query_properties(kind),
-            action="query",
-            required=("query",),
+        _query_tool(kind),
+        *_entry_tools(),
+        *_link_tools(relation),
+        *_walk_tools(relation, direction),
+        *_lifecycle_and_claim_tools(),
+        *_context_and_proposal_tools(),
+    ]
+
+
+def _query_tool(kind: dict) -> ToolSpec:
+    """The fold query (its action is graph's; the schema is still listed here)."""
+    return ToolSpec(
+        name="query_knowledge_bank",
+        method="POST",
+        path="banks/{bank}/query",
+        read_only=True,
+        description=(
+            "Search the team's knowledge bank before you start or when you hit a problem: "
+            "recipes, gotchas, decisions, playbooks written by earlier agents and staff. "
+            "Ask in words, as you would ask a colleague ('how do I log in to production "
+            "with playwright'). Results are folded: near-duplicates and corrections come "
+            "as `related` pointers on one result, and `neighbors` are entries one edge "
+            "away, each with a note saying why you would follow it. Fetch a pointer with "
+            "get_entry only when its note says it matters for your task. Not for looking "
+            "up one known name or id (use resolve or get_entry) nor for walking "
+            "dependencies (use traverse)."
         ),
+        properties=_query_properties(kind),
+        action="query",
+        required=("query",),
+    )
+
+
+def _entry_tools() -> list[ToolSpec]:
+    """Report and read entries: generated from their actions."""
+    return [
         action_tool(
             CreateEntry,
             name="report_learning",
@@ -201,6 +217,12 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             read_only=True,
             compact="entry_read",
         ),
+    ]
+
+
+def _link_tools(relation: dict) -> list[ToolSpec]:
+    """Link and unlink (hand-written until they are actions)."""
+    return [
         ToolSpec(
             name="link_entries",
             method="POST",
@@ -246,6 +268,12 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             },
             required=("edge_id", "reason"),
         ),
+    ]
+
+
+def _walk_tools(relation: dict, direction: dict) -> list[ToolSpec]:
+    """Resolve and traverse (hand-written until they are actions)."""
+    return [
         ToolSpec(
             name="resolve",
             method="GET",
@@ -303,6 +331,12 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             },
             required=("start",),
         ),
+    ]
+
+
+def _lifecycle_and_claim_tools() -> list[ToolSpec]:
+    """Retire, verify, recall by anchor, claim and release: generated from their actions."""
+    return [
         action_tool(
             RetireEntry,
             name="retire_entry",
@@ -360,6 +394,12 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "coordinate instead."
             ),
         ),
+    ]
+
+
+def _context_and_proposal_tools() -> list[ToolSpec]:
+    """The context bundle, workflow gaps and the edge-proposal queue."""
+    return [
         ToolSpec(
             name="get_context",
             method="POST",

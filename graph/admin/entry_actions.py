@@ -17,12 +17,12 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from graph.actions.entries import DeleteEntry, RestoreEntry, RetireEntry
 from graph.admin.common import (
     GONE,
 )
 from graph.curation import merge as curation
-from graph.curation.delete import delete_entry, plan_delete
-from graph.curation.lifecycle import restore_entry, retire_entry
+from graph.curation.delete import plan_delete
 from graph.curation.merge import plan_merge
 from graph.curation.split import split_entry
 from graph.edges import links as edge_service
@@ -30,6 +30,7 @@ from graph.models import (
     Edge,
 )
 from kb import audit
+from kb.actions.base import run_as_staff
 from kb.errors import KbError
 from kb.models import Entry, EntryStatus
 
@@ -62,7 +63,9 @@ class EntryCurationActions:
                 error = "Give a reason: it is recorded on the delete operation."
             else:
                 try:
-                    result = delete_entry(entry.bank, entry.short_id, reason)
+                    result = run_as_staff(
+                        request, DeleteEntry, entry, body={"reason": reason}
+                    ).result
                 except KbError as exc:
                     error = exc.message
                 else:
@@ -120,12 +123,15 @@ class EntryCurationActions:
             try:
                 with transaction.atomic():  # all or nothing for one curator action
                     for entry in live:
-                        retire_entry(
-                            entry.bank,
-                            entry.short_id,
-                            reason,
-                            evidence,
-                            superseded_by=superseded_by,
+                        run_as_staff(
+                            request,
+                            RetireEntry,
+                            entry,
+                            body={
+                                "reason": reason,
+                                "evidence": evidence,
+                                "superseded_by": superseded_by,
+                            },
                         )
                         done.append(entry.short_id)
             except KbError as exc:
@@ -159,7 +165,7 @@ class EntryCurationActions:
         done = []
         for entry in queryset.select_related("bank").filter(status=EntryStatus.RETIRED):
             try:
-                restore_entry(entry.bank, entry.short_id, reason="admin: restored")
+                run_as_staff(request, RestoreEntry, entry, body={"reason": "admin: restored"})
             except KbError as exc:
                 self.message_user(request, f"{entry.short_id}: {exc.message}", messages.ERROR)
             else:

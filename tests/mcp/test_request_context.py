@@ -84,7 +84,7 @@ def test_an_mcp_write_carries_its_request_id_and_actor_to_logs_and_operation(mcp
     assert not result.is_error, result.content[0].text
     line = _request_line(records, "MCP verify_entry 200")
     assert line.method == "MCP" and line.route == "mcp:verify_entry"
-    _check_one_context(records, line, "token:mcp-agent")
+    _check_one_context(records, line, "agent:mcp-agent")
 
 
 def test_a_rest_write_carries_the_same_fields(mcp_world, records):
@@ -100,7 +100,7 @@ def test_a_rest_write_carries_the_same_fields(mcp_world, records):
     assert response.status_code == 200, response.content
     line = _request_line(records, "POST /api/v1/banks/acme/entries/")
     assert response["X-Request-ID"] == line.request_id
-    _check_one_context(records, line, "token:mcp-agent")
+    _check_one_context(records, line, "agent:mcp-agent")
 
 
 def test_the_two_interfaces_leave_the_same_operation_but_their_own_request_ids(mcp_world, records):
