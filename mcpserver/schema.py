@@ -36,6 +36,8 @@ def inline(schema: Any, components: dict, seen: tuple = ()) -> Any:
         return [inline(item, components, seen) for item in schema]
     if not isinstance(schema, dict):
         return schema
+    if isinstance(schema.get("type"), list):  # a nullable field marked null twice
+        schema = {**schema, "type": list(dict.fromkeys(schema["type"]))}
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
         name = ref.rsplit("/", 1)[1]
@@ -104,9 +106,13 @@ def serializer_schema(serializer) -> tuple[dict, list[str]]:
     from drf_spectacular.generators import SchemaGenerator
     from drf_spectacular.openapi import AutoSchema
 
+    from rest_framework.views import APIView
+
     auto = AutoSchema()
     auto.registry = SchemaGenerator().registry
-    auto.method, auto.path, auto.view = "POST", "", None
+    view = APIView()
+    view.swagger_fake_view, view.request = True, None
+    auto.view, auto.method, auto.path = view, "POST", ""
     mapped = auto._map_serializer(serializer, "request")
     components = {
         c.name: c.schema for c in auto.registry._components.values() if c.schema is not None

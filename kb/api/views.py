@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import parsers, status
+from rest_framework import parsers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kb.actions.entries import RecallAnchors, StaleEntries
+from kb.actions.imports import RESTORE_DELETED_DOC, QueueImport
 from kb.api import schemas
-from kb.api.actions import respond
-from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
+from kb.api.actions import caller_for, respond
+from kb.api.auth import AgentPrincipal, AuditedViewMixin
 from kb.api.errors import ApiError
 from kb.api.params import int_param, int_query, reject_undocumented
 from kb.api.parsers import BoundedMultiPartParser, read_bounded
 from kb.inputs import single_param
-from kb.models import Job, Scope
+from kb.models import Job
 from kb.presenters import MAX_MAX_CHARS, MIN_MAX_CHARS
-from kb.services import import_jobs
 
 ERRORS = {
     400: OpenApiResponse(schemas.ErrorEnvelope, description="Bad input"),
@@ -80,12 +80,6 @@ IMPORT_TEXT = {
 }
 
 
-RESTORE_DELETED_DOC = (
-    "true: an entry line whose id or key names a deleted entry restores it (audited in the "
-    "import operation); false (default): such a line is a line error entry_deleted."
-)
-
-
 def restore_deleted_flag(request, form_value) -> bool:
     """``restore_deleted`` from the query string and/or a multipart form field, each true or
     false; restoring is asked for when either says true."""
@@ -127,10 +121,11 @@ class ImportView(BankAPIView):
             },
         },
         responses={202: schemas.JobQueuedSerializer, **ERRORS},
-        summary="Import JSON Lines as a background job",
+        summary=QueueImport.summary,
     )
     def post(self, request, bank: str):
-        bank_obj = bank_for(request, bank, Scope.CURATE)
+        caller = caller_for(request)
+        bank_obj = caller.bank(bank, QueueImport.scope)  # 404/403 before the body is read
         data = request.data
         form_flag = None
         if isinstance(data, str):
@@ -162,11 +157,10 @@ class ImportView(BankAPIView):
             except UnicodeDecodeError as exc:
                 raise ApiError(400, "bad_encoding", "The file must be UTF-8.") from exc
         restore = restore_deleted_flag(request, form_flag)
+        body = {"text": text, "restore_deleted": restore}
         with transaction.atomic():
-            job = import_jobs.queue_import_job(
-                bank_obj, text, actor_for(request), restore_deleted=restore
-            )
-        return Response({"job": job.public_id}, status=status.HTTP_202_ACCEPTED)
+            answer = QueueImport.prepare(caller, bank_obj, body=body).run()
+        return Response(answer.data, status=answer.status)
 
 
 def job_json(job: Job) -> dict:

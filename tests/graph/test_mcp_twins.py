@@ -16,7 +16,8 @@ from mcpserver.dispatch import call_tool
 from mcpserver.tools import tool_specs
 from tests.graph.test_admin_twins import _world, api_url, shape
 
-pytestmark = pytest.mark.django_db
+# call_tool closes stale connections as a server does, so no test-wide transaction.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 @pytest.fixture
