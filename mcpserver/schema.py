@@ -105,7 +105,6 @@ def serializer_schema(serializer) -> tuple[dict, list[str]]:
     """drf-spectacular's mapping of a serializer (for an action with no REST operation)."""
     from drf_spectacular.generators import SchemaGenerator
     from drf_spectacular.openapi import AutoSchema
-
     from rest_framework.views import APIView
 
     auto = AutoSchema()
