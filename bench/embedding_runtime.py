@@ -76,7 +76,9 @@ def main() -> None:
     def torch_encode(batch: list[str], size: int = 64):
         return st.encode(batch, batch_size=size, normalize_embeddings=True, show_progress_bar=False)
 
-    onnx = {t: load_onnx_minilm(threads=t, batch_size=32) for t in {*query_threads, bulk_threads}}
+    onnx = {
+        t: load_onnx_minilm(threads=t, batch_size=32) for t in {*query_threads, bulk_threads}
+    }
     print(f"{cores} cores; {len(bulk)} bulk texts, {len(questions)} questions; {load()}")
 
     print("\n1. Query embedding (one new 12-word question per call), ms")

@@ -258,9 +258,7 @@ def main() -> None:
             p50, p95 = percentiles(s)
             print(f"| {name} | {used} | {p50:.1f} | {p95:.1f} | {loads} |")
     p50, p95 = percentiles(repeat_s)
-    print(
-        f"| repeated question (embedding cached), {len(repeat_s)} | — | {p50:.1f} | {p95:.1f} | |"
-    )
+    print(f"| repeated question (embedding cached), {len(repeat_s)} | — | {p50:.1f} | {p95:.1f} | |")
     print(
         f"\nrepeated question: its SQL statements take p50 {percentiles(repeat_sql)[0]:.1f} ms"
         f" of the {percentiles(repeat_s)[0]:.1f} ms"
