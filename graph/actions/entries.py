@@ -5,6 +5,7 @@ the delete plan, as-of reads, retire and restore)."""
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from graph.api import schemas as graph_schemas
@@ -15,6 +16,7 @@ from graph.edges.links import link_connections
 from kb.actions import entries as kb_entries
 from kb.actions.base import Action
 from kb.api import schemas
+from kb.api.schemas import InstantField
 from kb.models import Entry, Scope
 from kb.services.duplicates import read_allow_duplicate
 from kb.services.entries import clean_entry_data, create_entry
@@ -33,11 +35,16 @@ class WithGraph(kb_entries.EntryAnswer):
         return data
 
 
+@extend_schema_field({"type": "string", "format": "date-time"})
+class TimestampField(serializers.CharField):
+    """An ISO 8601 timestamp with a zone (parsed by the service that reads it)."""
+
+
 class ReadQuery(kb_entries.ReadQuery):
-    as_of = serializers.CharField(
+    as_of = TimestampField(
         required=False, help_text="ISO timestamp with zone: what the bank believed then."
     )
-    valid_at = serializers.CharField(
+    valid_at = InstantField(
         required=False, help_text="With as_of: edges valid at this date or time."
     )
 

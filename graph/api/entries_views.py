@@ -53,7 +53,7 @@ class EntryDetailView(BankAPIView):
         parameters=[
             OpenApiParameter(
                 "as_of",
-                {"type": "string", "format": "date-time"},
+                {"type": "string", "format": "date-time", "minLength": 1},
                 description=actions.ReadQuery().fields["as_of"].help_text,
             ),
             OpenApiParameter(
@@ -62,7 +62,8 @@ class EntryDetailView(BankAPIView):
                     "anyOf": [
                         {"type": "string", "format": "date"},
                         {"type": "string", "format": "date-time"},
-                    ]
+                    ],
+                    "minLength": 1,
                 },
                 description=actions.ReadQuery().fields["valid_at"].help_text,
             ),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.models import Bank, Claim, Operation
+from kb.models import Bank, Claim, Entry, Operation
 from kb.services.tokens import create_token
 from mcpserver.dispatch import call_tool
 from mcpserver.tools import tool_specs
@@ -41,8 +41,16 @@ def tool(twins, name: str, **arguments):
 
 
 def operations(bank: Bank) -> list[tuple]:
+    """Kind, actor, reason (entry ids named by title: the banks' ids differ) and detail keys."""
+    ids = dict(Entry.objects.filter(bank=bank).values_list("short_id", "title"))
+
+    def words(text: str) -> str:
+        for sid, title in ids.items():
+            text = text.replace(sid, f"<{title}>")
+        return text
+
     return [
-        (op.kind, op.actor, op.reason, sorted(op.details))
+        (op.kind, op.actor, words(op.reason), sorted(op.details))
         for op in Operation.objects.filter(bank=bank).order_by("pk")
     ]
 

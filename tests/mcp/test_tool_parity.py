@@ -96,7 +96,7 @@ def test_a_two_bank_token_offers_each_bank_its_own_relations_and_kinds():
     globex = Bank.objects.create(slug="globex", name="Globex", kind="business")
     EdgeType.objects.create(bank=acme, name="depends_on")
     EdgeType.objects.create(bank=globex, name="governed_by")
-    EntryKind.objects.create(bank=globex, name="policy")
+    EntryKind.objects.create(bank=globex, name="ledger_rule")
     _, raw = create_token("two-banks", [acme, globex], "read,write")
     spec = next(s for s in tool_specs() if s.name == "report_learning")
 
@@ -112,13 +112,13 @@ def test_a_two_bank_token_offers_each_bank_its_own_relations_and_kinds():
         return {**args, "kind": kind} if kind else args
 
     jsonschema.validate(call("acme", "depends_on"), offered)
-    jsonschema.validate(call("globex", "governed_by", "policy"), offered)
+    jsonschema.validate(call("globex", "governed_by", "ledger_rule"), offered)
     jsonschema.validate(call("acme", "corrects"), offered)  # core relations: every bank's
     for wrong in (call("acme", "governed_by"), call("globex", "depends_on")):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(wrong, offered)
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(call("acme", "depends_on", "policy"), offered)
+        jsonschema.validate(call("acme", "depends_on", "ledger_rule"), offered)
 
 
 @pytest.mark.django_db
