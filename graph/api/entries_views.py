@@ -13,8 +13,6 @@ from kb.api.views import ERRORS, MAX_CHARS_PARAMETER, BankAPIView
 
 
 class EntryListView(BankAPIView):
-    unknown_field_code = "invalid_entry"
-
     @extend_schema(
         parameters=[
             OpenApiParameter(
@@ -47,8 +45,6 @@ class EntryListView(BankAPIView):
 
 
 class EntryDetailView(BankAPIView):
-    unknown_field_code = "invalid_entry"
-
     @extend_schema(
         parameters=[
             OpenApiParameter(
