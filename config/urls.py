@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves its script as a file: the page needs no inline script (CSP).
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="docs"),
+    path("api/v1/", include("graph.api.urls_entries")),
     path("api/v1/", include("kb.api.urls")),
     path("api/v1/", include("kb.api.urls_claims")),
     path("api/v1/", include("graph.api.urls")),

@@ -25,6 +25,8 @@ from django.utils import timezone
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
+from kb.actions.entries import VerifyEntry
+from kb.actions.staff import run_as_staff
 from kb.admin_filters import BankFilter, KindFilter
 from kb.admin_metadata import MetadataField, StepsField
 from kb.errors import KbError
@@ -418,7 +420,13 @@ class EntryAdmin(SimpleHistoryAdmin):
     def mark_verified(self, request, queryset):
         count = 0
         for entry in queryset.select_related("bank"):
-            entry_service.verify_entry(entry.bank, entry, note="admin: mark verified")
+            run_as_staff(
+                request,
+                VerifyEntry,
+                entry.bank,
+                ids={"id": entry.short_id},
+                body={"note": "admin: mark verified"},
+            )
             count += 1
         self.message_user(
             request,

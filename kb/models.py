@@ -302,6 +302,8 @@ class Operation(BankOwned):
     reason = models.TextField(blank=True, default="")
     details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # The request (HTTP, MCP tool call, task) that wrote it: the id its log lines carry.
+    request_id = models.CharField(max_length=128, blank=True, default="")
     reverted_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reverts"
     )

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from kb import extensions
 from kb.models import Entry
 
 
@@ -29,6 +28,8 @@ def entry_core(entry: Entry) -> dict:
 
 
 def entry_detail(entry: Entry, merged_from: str | None = None) -> dict:
+    """The entry's own fields as API.md shows them; ``edges`` and ``aliases`` are the graph's
+    to fill (``graph.api.render.entry_with_graph``)."""
     data = entry_core(entry)
     data.update(
         {
@@ -49,8 +50,6 @@ def entry_detail(entry: Entry, merged_from: str | None = None) -> dict:
         data["retired"] = {"reason": entry.retired_reason, "evidence": entry.retired_evidence}
     if merged_from:
         data["merged_from"] = merged_from
-    for extend in extensions.registry.detail_extensions:
-        extend(entry, data)
     return data
 
 

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
+from django.db.models import Q
 from mcp.server import Server, ServerRequestContext
 from mcp.types import (
     CallToolRequestParams,
@@ -56,21 +57,24 @@ def bearer_from_request(ctx: ServerRequestContext) -> str:
     return parts[1] if len(parts) == 2 and parts[0].lower() == "bearer" else ""
 
 
-def _vocabulary(raw_token: str) -> tuple[list[str], list[str]]:
-    """Relation and kind names of the banks the token holds (core ones included)."""
-    from django.db.models import Q
-
+def _vocabularies(raw_token: str) -> dict[str, dict[str, list[str]]]:
+    """{bank slug: {"relation": [...], "kind": [...]}} for the banks the token holds, each
+    with the core (bank-less) names and its own."""
     from graph.models import EdgeType
     from kb.models import EntryKind
 
     token, _ = dispatch.token_banks(raw_token)
     if token is None:
-        return [], []
-    bank_ids = list(token.banks.values_list("pk", flat=True))
-    scope = Q(bank__isnull=True) | Q(bank_id__in=bank_ids)
-    relations = list(EdgeType.objects.filter(scope).values_list("name", flat=True).distinct())
-    kinds = list(EntryKind.objects.filter(scope).values_list("name", flat=True).distinct())
-    return relations, kinds
+        return {}
+    banks = dict(token.banks.values_list("pk", "slug"))
+    out = {slug: {"relation": set(), "kind": set()} for slug in banks.values()}
+    for vocabulary, model in (("relation", EdgeType), ("kind", EntryKind)):
+        rows = model.objects.filter(Q(bank__isnull=True) | Q(bank_id__in=list(banks)))
+        for bank_id, name in rows.values_list("bank_id", "name"):
+            for pk, slug in banks.items():
+                if bank_id is None or bank_id == pk:
+                    out[slug][vocabulary].add(name)
+    return {slug: {k: sorted(v) for k, v in vocab.items()} for slug, vocab in out.items()}
 
 
 def _list_tools_sync(raw_token: str) -> list[Tool]:
@@ -78,14 +82,17 @@ def _list_tools_sync(raw_token: str) -> list[Tool]:
 
     close_old_connections()
     try:
-        relations, kinds = _vocabulary(raw_token)
+        vocabularies = _vocabularies(raw_token)
     finally:
         close_old_connections()
+    # The hand-written tools (not yet actions) enumerate the union of the token's banks.
+    relations = sorted({n for v in vocabularies.values() for n in v["relation"]})
+    kinds = sorted({n for v in vocabularies.values() for n in v["kind"]})
     return [
         Tool(
             name=spec.name,
             description=spec.description,
-            input_schema=input_schema(spec),
+            input_schema=input_schema(spec, vocabularies),
             annotations=ToolAnnotations(
                 read_only_hint=spec.read_only,
                 destructive_hint=False,

@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from graph.actions.edges import LinkEntries, UnlinkEdge
+from graph.actions.entries import CreateEntry, ReadEntry, RetireEntry, VerifyEntry
 from graph.actions.extraction import DecideEdgeProposal, ListEdgeProposals
 from graph.actions.lookup import GetContext, ResolveName
 from graph.actions.query import QueryAction
 from graph.actions.traverse import TraverseGraph
-from kb.actions.entries import VerifyEntry
+from kb.actions.claims import ClaimWork, ReleaseClaim
+from kb.actions.entries import RecallAnchors
 from mcpserver.compact import COMPACT_READ_CHARS, FULL
 from workflows.actions import WorkflowGaps
 
@@ -58,9 +60,9 @@ class ToolSpec:
     read_only: bool = False
     alt_path: str | None = None  # used when the path id is absent (workflow_gaps lists)
     path_ids: tuple[str, ...] = field(default=())
-    # The tool's action (a kb.actions.base.Action class: its declaration is the schema);
-    # None: the REST view through a built request.
-    action: type | None = None
+    # The tool's action (a kb.actions.base.Action class: its declaration is the schema), or
+    # a name in ``dispatch.ACTIONS``; None: the REST view through a built request.
+    action: type | str | None = None
     # "entry_read", "entry_written" or "edge": the tool answers compactly unless `full: true`
     # (mcpserver.compact); None: the REST answer as it is.
     compact: str | None = None
@@ -81,17 +83,13 @@ def serializer_schema(serializer) -> dict:
                 prop["minimum"] = f.min_value
             if f.max_value is not None:
                 prop["maximum"] = f.max_value
-        elif isinstance(f, serializers.JSONField):
-            prop = {}  # any JSON value; the description says which
         elif isinstance(f, serializers.ListField):
-            prop = {"type": "array", "items": _item_schema(f.child)}
+            prop = {"type": "array", "items": {"type": "string"}}
             if f.max_length is not None:
                 prop["maxItems"] = f.max_length
-        elif isinstance(f, serializers.ChoiceField):
-            prop = {"type": "string", "enum": list(f.choices)}
         else:
             prop = {"type": "string"}
-        if getattr(f, "allow_null", False) and "type" in prop:
+        if getattr(f, "allow_null", False):
             prop["type"] = [prop["type"], "null"]
         default = f.default
         if default is not serializers.empty and not callable(default):
@@ -102,52 +100,41 @@ def serializer_schema(serializer) -> dict:
     return properties
 
 
-def _item_schema(child) -> dict:
-    """A list's items: an object with its own properties, an integer, or a string."""
-    from rest_framework import serializers
-
-    if isinstance(child, serializers.Serializer):
-        return {"type": "object", "properties": serializer_schema(child)}
-    if isinstance(child, serializers.IntegerField):
-        return {"type": "integer"}
-    return {"type": "string"}
-
-
-PATH_ID_SCHEMAS = {
-    "id": ENTRY_ID,
-    "edge_id": {"type": "integer", "description": "An edge's id."},
-    "proposal_id": {"type": "integer", "description": "A proposal's id."},
-}
+PATH_ID_SCHEMAS = {"id": ENTRY_ID}
 
 
 def action_schema(action_class) -> tuple[dict, tuple[str, ...]]:
-    """The properties and required names of an action's tool: its path ids, then its query
-    and body fields, from the action's one declaration."""
-    properties = {
-        name: PATH_ID_SCHEMAS.get(name, {"type": "string"}) for name in action_class.path_ids
-    }
-    required = list(action_class.path_ids)
-    for declared in (action_class.Query, action_class.Input):
-        if declared is None:
-            continue
-        serializer = declared()
-        properties.update(serializer_schema(serializer))
-        required += [n for n, f in serializer.fields.items() if f.required]
+    """The properties and required names of an action's tool, generated from the action's one
+    declaration: its REST operation as the OpenAPI document renders it when it has one, else
+    drf-spectacular's mapping of its ``Query`` and ``Input`` (:mod:`mcpserver.schema`)."""
+    from mcpserver import schema
+
+    generated = schema.operation_schema(action_class)
+    if generated is None:
+        properties: dict = {name: {"type": "string"} for name in action_class.path_ids}
+        required = list(action_class.path_ids)
+        for declared in (action_class.Query, action_class.Input):
+            if declared is not None:
+                props, names = schema.serializer_schema(declared())
+                properties.update(props)
+                required += names
+        generated = properties, required
+    properties, required = generated
+    for name, described in PATH_ID_SCHEMAS.items():
+        if name in action_class.path_ids and "description" not in properties.get(name, {}):
+            properties[name] = {**properties.get(name, {}), **described}
     return properties, tuple(required)
 
 
 def action_tool(action_class, *, name: str, description: str, **kw) -> ToolSpec:
-    """A tool that runs ``action_class``; its schema is generated from the action."""
-    properties, required = action_schema(action_class)
-    if kw.get("compact"):
-        properties["full"] = FULL
+    """A tool that runs ``action_class``; its schema is generated from the action when the
+    tool is listed (:func:`input_schema`), never at import."""
     return ToolSpec(
         name=name,
         method="",
         path="",
         description=description,
-        properties=properties,
-        required=required,
+        properties={},
         action=action_class,
         **kw,
     )
@@ -167,29 +154,44 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
     kind = {"type": "string", "enum": kinds} if kinds else {"type": "string"}
     direction = {"type": "string", "enum": ["out", "in", "both"]}
     return [
-        with_properties(
-            action_tool(
-                QueryAction,
-                name="query_knowledge_bank",
-                read_only=True,
-                description=(
-                    "Search the team's knowledge bank before you start or when you hit a problem: "
-                    "recipes, gotchas, decisions, playbooks written by earlier agents and staff. "
-                    "Ask in words, as you would ask a colleague ('how do I log in to production "
-                    "with playwright'). Results are folded: near-duplicates and corrections come "
-                    "as `related` pointers on one result, and `neighbors` are entries one edge "
-                    "away, each with a note saying why you would follow it. Fetch a pointer with "
-                    "get_entry only when its note says it matters for your task. Not for looking "
-                    "up one known name or id (use resolve or get_entry) nor for walking "
-                    "dependencies (use traverse)."
-                ),
+        _query_tool(kind),
+        *_entry_tools(),
+        *_link_tools(relation),
+        *_walk_tools(relation, direction),
+        *_lifecycle_and_claim_tools(),
+        *_context_and_proposal_tools(),
+    ]
+
+
+def _query_tool(kind: dict) -> ToolSpec:
+    """The fold query (graph's QueryAction)."""
+    return with_properties(
+        action_tool(
+            QueryAction,
+            name="query_knowledge_bank",
+            read_only=True,
+            description=(
+                "Search the team's knowledge bank before you start or when you hit a problem: "
+                "recipes, gotchas, decisions, playbooks written by earlier agents and staff. "
+                "Ask in words, as you would ask a colleague ('how do I log in to production "
+                "with playwright'). Results are folded: near-duplicates and corrections come "
+                "as `related` pointers on one result, and `neighbors` are entries one edge "
+                "away, each with a note saying why you would follow it. Fetch a pointer with "
+                "get_entry only when its note says it matters for your task. Not for looking "
+                "up one known name or id (use resolve or get_entry) nor for walking "
+                "dependencies (use traverse)."
             ),
-            kinds={"items": kind},
         ),
-        ToolSpec(
+        kinds={"items": kind},
+    )
+
+
+def _entry_tools() -> list[ToolSpec]:
+    """Report and read entries: generated from their actions."""
+    return [
+        action_tool(
+            CreateEntry,
             name="report_learning",
-            method="POST",
-            path="banks/{bank}/entries",
             description=(
                 "Record something you learned that the next agent would otherwise have to "
                 "rediscover: a gotcha, a working recipe, a decision and its reason. Write it for "
@@ -204,55 +206,10 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "Search first; if an entry already says it, link or verify instead." + COMPACT_WRITE
             ),
             compact="entry_written",
-            properties={
-                "title": {"type": "string"},
-                "content": {"type": "string"},
-                "summary": {"type": "string", "description": "One sentence."},
-                "useful_for": {"type": "string", "description": "When a reader needs this."},
-                "kind": kind,
-                "key": {"type": ["string", "null"]},
-                "systems": STRINGS,
-                "tasks": STRINGS,
-                "metadata": {"type": "object"},
-                "steps": {"type": ["array", "null"], "description": "Playbook steps, in order."},
-                "lifetime": {
-                    "type": "object",
-                    "description": 'Exactly one of {"durable": true}, {"expires_at": '
-                    '"YYYY-MM-DD"}, {"resolved_by": "<id>"}.',
-                },
-                "anchors": {
-                    "type": "object",
-                    "properties": {"files": STRINGS, "symbols": STRINGS},
-                    "description": "Files and symbols this knowledge is about.",
-                },
-                "allow_duplicate": {
-                    "type": "boolean",
-                    "description": "Store it even though it duplicates an existing entry. "
-                    "Without it a near-exact duplicate fails with duplicate_entry naming the "
-                    "existing entry: update or link to that one instead.",
-                },
-                "connections": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "id": ENTRY_ID,
-                            "relation": relation,
-                            "note": {"type": "string"},
-                        },
-                        "required": ["id", "relation"],
-                    },
-                },
-                "full": FULL,
-            },
-            required=("title", "lifetime"),
         ),
-        ToolSpec(
+        action_tool(
+            ReadEntry,
             name="get_entry",
-            method="GET",
-            path="banks/{bank}/entries/{id}",
-            path_ids=("id",),
-            read_only=True,
             description=(
                 "Read one entry in full with its current edges both ways and its aliases. Use "
                 "it to follow a pointer whose note says it matters, or to read an id someone "
@@ -263,17 +220,15 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "for every field (steps, metadata, anchors, clocks). Not for searching (use "
                 "query_knowledge_bank)."
             ),
-            properties={
-                "id": ENTRY_ID,
-                "as_of": {"type": "string"},
-                "valid_at": {"type": "string"},
-                "max_chars": {"type": "integer", "minimum": 0},
-                "full": FULL,
-            },
-            required=("id",),
-            query_fields=frozenset({"as_of", "valid_at", "max_chars"}),
+            read_only=True,
             compact="entry_read",
         ),
+    ]
+
+
+def _link_tools(relation: dict) -> list[ToolSpec]:
+    """Link and unlink: generated from their actions."""
+    return [
         with_properties(
             action_tool(
                 LinkEntries,
@@ -301,6 +256,12 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             ),
             compact="edge",
         ),
+    ]
+
+
+def _walk_tools(relation: dict, direction: dict) -> list[ToolSpec]:
+    """Resolve and traverse: generated from their actions."""
+    return [
         action_tool(
             ResolveName,
             name="resolve",
@@ -345,11 +306,15 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             },
             relations={"items": relation},
         ),
-        ToolSpec(
+    ]
+
+
+def _lifecycle_and_claim_tools() -> list[ToolSpec]:
+    """Retire, verify, recall by anchor, claim and release: generated from their actions."""
+    return [
+        action_tool(
+            RetireEntry,
             name="retire_entry",
-            method="POST",
-            path="banks/{bank}/entries/{id}/retire",
-            path_ids=("id",),
             description=(
                 "Retire an entry you have shown to be no longer true, quoting the evidence "
                 "verbatim (an error message, a changelog line, a command's output). Name the "
@@ -358,14 +323,6 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 + COMPACT_WRITE
             ),
             compact="entry_written",
-            properties={
-                "id": ENTRY_ID,
-                "reason": {"type": "string"},
-                "evidence": {"type": "string"},
-                "superseded_by": ENTRY_ID,
-                "full": FULL,
-            },
-            required=("id", "reason", "evidence"),
         ),
         action_tool(
             VerifyEntry,
@@ -377,27 +334,20 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
             ),
             compact="entry_written",
         ),
-        ToolSpec(
+        action_tool(
+            RecallAnchors,
             name="recall_anchors",
-            method="POST",
-            path="banks/{bank}/recall/anchors",
-            read_only=True,
             description=(
                 "Before editing files, ask which entries are anchored to them or to the "
                 "symbols you touch: constraints and gotchas surface whatever words you had in "
                 "mind. Give paths relative to the repository root. Not for questions in "
                 "words (use query_knowledge_bank)."
             ),
-            properties={
-                "files": STRINGS,
-                "symbols": STRINGS,
-                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-            },
+            read_only=True,
         ),
-        ToolSpec(
+        action_tool(
+            ClaimWork,
             name="claim_work",
-            method="POST",
-            path="banks/{bank}/claims",
             description=(
                 "Claim a piece of work before starting it, so other agents do not duplicate "
                 "it: a subject in words ('migrate reports to the new ledger') or an entry id. "
@@ -407,19 +357,10 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "belongs to your token (`holder` is only a label), so another token gets "
                 "claim_not_yours. Release it when done. Not for recording knowledge."
             ),
-            properties={
-                "subject": {"type": "string"},
-                "holder": {"type": "string", "description": "You: a stable agent/session name."},
-                "ttl_seconds": {"type": "integer", "minimum": 10, "default": 1800},
-                "note": {"type": "string", "description": "What you are doing, briefly."},
-            },
-            required=("subject",),
         ),
-        ToolSpec(
+        action_tool(
+            ReleaseClaim,
             name="release_claim",
-            method="POST",
-            path="banks/{bank}/claims/{claim_id}/release",
-            path_ids=("claim_id",),
             description=(
                 "Release a claim when the work is done or abandoned, so others may take it. "
                 "Releasing an ended claim changes nothing. Only the token that made the claim "
@@ -427,9 +368,13 @@ def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
                 "anyone's, and that is audited. Not for someone else's live claim: "
                 "coordinate instead."
             ),
-            properties={"claim_id": {"type": "integer"}, "reason": {"type": "string"}},
-            required=("claim_id",),
         ),
+    ]
+
+
+def _context_and_proposal_tools() -> list[ToolSpec]:
+    """The context bundle, workflow gaps and the edge-proposal queue: generated from their actions."""
+    return [
         action_tool(
             GetContext,
             name="get_context",
@@ -493,8 +438,22 @@ def tool_specs(
 TOOL_NAMES = tuple(spec.name for spec in tool_specs())
 
 
-def input_schema(spec: ToolSpec) -> dict:
-    schema = {"type": "object", "properties": {"bank": BANK, **spec.properties}}
-    if spec.required:
-        schema["required"] = list(spec.required)
-    return schema
+def input_schema(spec: ToolSpec, vocabularies: dict | None = None) -> dict:
+    """The tool's JSON Schema: ``bank`` plus its arguments. An action's are generated from its
+    declaration, with the per-bank vocabulary of ``vocabularies`` ({slug: {"relation": [...],
+    "kind": [...]}}, the banks of the caller's token) on fields marked ``x-vocabulary``."""
+    from kb.actions.base import Action
+    from mcpserver.schema import with_vocabulary
+
+    properties, required = spec.properties, spec.required
+    if isinstance(spec.action, type) and issubclass(spec.action, Action):
+        properties, required = action_schema(spec.action)
+        # Narrowings the tool list lays over the declaration (a relation or kind enum).
+        for name, prop in spec.properties.items():
+            properties = {**properties, name: {**properties.get(name, {}), **prop}}
+        if spec.compact:
+            properties = {**properties, "full": FULL}
+    schema = {"type": "object", "properties": {"bank": BANK, **properties}}
+    if required:
+        schema["required"] = list(required)
+    return with_vocabulary(schema, vocabularies or {})

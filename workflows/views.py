@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from graph.actions.staff import execute_as, staff_caller
+from kb.actions.staff import execute_as, staff_caller
 from kb.errors import InvalidInput, KbError, NotFound
 from kb.models import Bank
 from workflows.actions import DecideFinding, regenerate_report

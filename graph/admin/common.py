@@ -6,19 +6,15 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from graph.actions.staff import execute_as, staff_caller
 from graph.models import (
     Edge,
     EdgeType,
 )
+from kb.actions.staff import staff_caller
 from kb.models import Entry, EntryStatus
 
 GONE = (EntryStatus.MERGED, EntryStatus.DELETED)
 
-
-def run_as_staff(request, action_class, bank, **kwargs):
-    """:func:`execute_as` the admin request's staff member."""
-    return execute_as(staff_caller(request), action_class, bank, **kwargs)
 
 
 def form_with_caller(form_class, request):

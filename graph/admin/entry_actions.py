@@ -18,12 +18,12 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from graph.actions.curation import MergeEntries, SplitEntry
+from graph.actions.entries import DeleteEntry, RestoreEntry, RetireEntry
 from graph.admin.common import (
     GONE,
     run_as_staff,
 )
-from graph.curation.delete import delete_entry, plan_delete
-from graph.curation.lifecycle import restore_entry, retire_entry
+from graph.curation.delete import plan_delete
 from graph.curation.merge import plan_merge
 from graph.edges import links as edge_service
 from graph.models import (
@@ -61,7 +61,13 @@ class EntryCurationActions:
                 error = "Give a reason: it is recorded on the delete operation."
             else:
                 try:
-                    result = delete_entry(entry.bank, entry.short_id, reason)
+                    result = run_as_staff(
+                        request,
+                        DeleteEntry,
+                        entry.bank,
+                        ids={"id": entry.short_id},
+                        body={"reason": reason},
+                    )
                 except KbError as exc:
                     error = exc.message
                 else:
@@ -119,12 +125,16 @@ class EntryCurationActions:
             try:
                 with transaction.atomic():  # all or nothing for one curator action
                     for entry in live:
-                        retire_entry(
+                        run_as_staff(
+                            request,
+                            RetireEntry,
                             entry.bank,
-                            entry.short_id,
-                            reason,
-                            evidence,
-                            superseded_by=superseded_by,
+                            ids={"id": entry.short_id},
+                            body={
+                                "reason": reason,
+                                "evidence": evidence,
+                                "superseded_by": superseded_by,
+                            },
                         )
                         done.append(entry.short_id)
             except KbError as exc:
@@ -158,7 +168,13 @@ class EntryCurationActions:
         done = []
         for entry in queryset.select_related("bank").filter(status=EntryStatus.RETIRED):
             try:
-                restore_entry(entry.bank, entry.short_id, reason="admin: restored")
+                run_as_staff(
+                    request,
+                    RestoreEntry,
+                    entry.bank,
+                    ids={"id": entry.short_id},
+                    body={"reason": "admin: restored"},
+                )
             except KbError as exc:
                 self.message_user(request, f"{entry.short_id}: {exc.message}", messages.ERROR)
             else:

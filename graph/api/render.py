@@ -5,7 +5,7 @@ from __future__ import annotations
 from graph.edges.links import current_edges_of
 from graph.edges.notes import note_as_seen, note_ends
 from graph.models import Alias, Edge
-from kb.api.render import iso
+from kb.api.render import entry_detail, iso
 from kb.models import Entry
 
 
@@ -30,6 +30,13 @@ def edge_json(edge: Edge) -> dict:
         "invalidated_at": iso(edge.invalidated_at),
         "replaces": edge.replaces_id,
     }
+
+
+def entry_with_graph(entry: Entry, merged_from: str | None = None) -> dict:
+    """An entry as API.md shows it: kb's fields plus its edges, aliases and correction marks."""
+    data = entry_detail(entry, merged_from=merged_from)
+    add_edges_and_aliases(entry, data)
+    return data
 
 
 def add_edges_and_aliases(entry: Entry, data: dict) -> None:

@@ -23,21 +23,6 @@ urlpatterns = [
         views.EdgeInvalidateView.as_view(),
         name="edge-invalidate",
     ),
-    path(
-        "banks/<slug:bank>/entries/<str:entry_id>/retire",
-        views.EntryRetireView.as_view(),
-        name="entry-retire",
-    ),
-    path(
-        "banks/<slug:bank>/entries/<str:entry_id>/restore",
-        views.EntryRestoreView.as_view(),
-        name="entry-restore",
-    ),
-    path(
-        "banks/<slug:bank>/entries/<str:entry_id>/delete-plan",
-        views.EntryDeletePlanView.as_view(),
-        name="entry-delete-plan",
-    ),
     path("banks/<slug:bank>/resolve", views.ResolveView.as_view(), name="resolve"),
     path("banks/<slug:bank>/merges", views.MergeView.as_view(), name="merge"),
     path(

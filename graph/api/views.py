@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.response import Response
 
 from graph.actions.curation import MergeEntries, ReadOperation, RevertOperation
 from graph.actions.edges import (
@@ -17,15 +16,9 @@ from graph.actions.edges import (
 from graph.actions.lookup import ResolveName
 from graph.actions.query import QueryAction
 from graph.api import schemas as graph_schemas
-from graph.curation import lifecycle
-from graph.curation.delete import delete_preview
 from kb.api import schemas
 from kb.api.actions import respond
-from kb.api.auth import actor_for, bank_for
-from kb.api.render import entry_detail
 from kb.api.views import ERRORS, BankAPIView
-from kb.models import Scope
-from kb.services.entries import find_entry
 
 
 class QueryView(BankAPIView):
@@ -132,48 +125,3 @@ class OperationRevertView(BankAPIView):
     )
     def post(self, request, bank: str, op_id: str):
         return respond(RevertOperation, request, bank, op_id=op_id)
-
-
-class EntryRetireView(BankAPIView):
-    @extend_schema(
-        request=schemas.RetireSerializer,
-        responses={200: schemas.EntrySerializer, 409: schemas.ErrorEnvelope, **ERRORS},
-        summary="Retire an entry with verbatim evidence",
-    )
-    def post(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.WRITE)
-        body = self.json_body(request)
-        entry = lifecycle.retire_entry(
-            bank_obj,
-            entry_id,
-            body.get("reason"),
-            body.get("evidence"),
-            superseded_by=body.get("superseded_by"),
-            actor=actor_for(request),
-        )
-        return Response(entry_detail(find_entry(bank_obj, entry.short_id)))
-
-
-class EntryRestoreView(BankAPIView):
-    @extend_schema(
-        request=graph_schemas.OptionalReasonSerializer,
-        responses={200: schemas.EntrySerializer, 409: schemas.ErrorEnvelope, **ERRORS},
-        summary="Undo a retirement",
-    )
-    def post(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.WRITE)
-        body = self.json_body(request) if request.data else {}
-        entry = lifecycle.restore_entry(
-            bank_obj, entry_id, reason=str(body.get("reason") or ""), actor=actor_for(request)
-        )
-        return Response(entry_detail(find_entry(bank_obj, entry.short_id)))
-
-
-class EntryDeletePlanView(BankAPIView):
-    @extend_schema(
-        responses={200: schemas.DeletePlanSerializer, 409: schemas.ErrorEnvelope, **ERRORS},
-        summary="Preview what deleting an entry does (bridges, corrections carried or removed)",
-    )
-    def get(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        return Response(delete_preview(bank_obj, entry_id).as_json())

@@ -147,6 +147,12 @@ class Action:
     # Query-string fields (read as strings by REST; typed arguments over MCP).
     Query: ClassVar[type | None] = None
     status: ClassVar[int] = 200
+    # The code of the 400 for a body field ``Input`` does not declare (API.md: entries answer
+    # ``invalid_entry``).
+    unknown_field_code: ClassVar[str] = "invalid_input"
+    # True: ``Input`` declares the body's fields (schema, unknown fields refused) while the
+    # service checks their values, with the bank's own limits and vocabulary, in one place.
+    values_checked_by_service: ClassVar[bool] = False
 
     def __init__(self, bank: Bank, caller: Caller, *, ids: dict | None = None, data=None):
         self.bank, self.caller = bank, caller
@@ -174,7 +180,7 @@ class Action:
     @classmethod
     def clean(cls, query: Mapping, body: Any) -> dict:
         """The declared input as one dict: query fields then body fields."""
-        from kb.api.params import validated
+        from kb.api.params import unknown_fields, validated
 
         data: dict = {}
         if cls.Query is not None:
@@ -186,7 +192,14 @@ class Action:
                 body = {}
             if not isinstance(body, dict):
                 raise KbError("The body must be a JSON object.", code="invalid_body")
-            data.update(validated(cls.Input, body))
+            unknown = unknown_fields(cls.Input(), body)
+            if unknown:
+                raise KbError(
+                    f"Unknown fields: {', '.join(unknown)}.",
+                    code=cls.unknown_field_code,
+                    fields=dict.fromkeys(unknown, "Unknown field."),
+                )
+            data.update(body if cls.values_checked_by_service else validated(cls.Input, body))
         return data
 
     # -- running ----------------------------------------------------------------------------
@@ -202,6 +215,30 @@ class Action:
         with self.caller.acting():
             result = self.execute()
             return Answer(self.status, self.present(result))
+
+
+@dataclass
+class Ran:
+    """An action run for an interface that renders its own page (admin): the service's result
+    and the action's JSON answer."""
+
+    result: Any
+    answer: Answer
+
+
+def run_as_staff(request, action_class: type[Action], entry, *, body=None, query=None) -> Ran:
+    """Run ``action_class`` on ``entry`` (its bank and its id) as the staff user of an admin
+    ``request``: the admin's one line per use case, through the same declaration and checks as
+    REST and MCP."""
+    caller = Caller.for_staff(
+        request.user, via="admin", request_id=getattr(request, "request_id", None)
+    )
+    action = action_class.prepare(
+        caller, entry.bank, ids={"id": entry.short_id}, query=query, body=body
+    )
+    with caller.acting():
+        result = action.execute()
+        return Ran(result, Answer(action.status, action.present(result)))
 
 
 def query_dict(query: Mapping, serializer_class) -> dict:

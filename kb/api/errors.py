@@ -67,112 +67,131 @@ def _is_unstorable_string(exc: DataError) -> bool:
     return "NUL" in str(exc) or "0x00" in str(exc)
 
 
+def _respond(code: str, message: str, status_code: int, headers: dict | None = None, **extra):
+    response = Response(envelope(code, message, **extra), status=status_code)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def _own(exc) -> Response:
+    """A KbError (services) or an ApiError (the API layer): their code, message and fields."""
+    status_code = exc.status if isinstance(exc, KbError) else exc.status_code
+    return Response(envelope(exc.code, exc.message, exc.fields, **exc.extra), status=status_code)
+
+
+def _throttled(exc) -> Response:
+    wait = max(1, math.ceil(exc.wait or 1))
+    message = f"This token sent too many requests; retry in {wait} seconds."
+    return _respond("rate_limited", message, 429, {"Retry-After": str(wait)}, retry_after=wait)
+
+
+def _is_write_conflict(exc) -> bool:
+    """A deadlock or serialization failure between concurrent writers: nothing was written,
+    and the same request can simply be sent again."""
+    sqlstate = getattr(getattr(exc, "__cause__", None), "sqlstate", None)
+    return isinstance(exc, DatabaseError) and sqlstate in ("40P01", "40001")
+
+
+def _data_error(exc) -> Response:
+    """A string PostgreSQL cannot store is invalid_string wherever it slipped through (the code
+    kb.inputs gives it at the gates); anything else (a number out of the column's range, ...)
+    is invalid_value."""
+    first_line = str(exc).splitlines()[0] if str(exc) else "rejected by the database"
+    if _is_unstorable_string(exc):
+        return _respond("invalid_string", f"A text cannot be stored: {first_line}", 400)
+    return _respond("invalid_value", f"A value cannot be stored: {first_line}", 400)
+
+
+def _integrity_error(exc) -> Response:
+    logger.warning("Integrity error reached the API: %s", exc)
+    message = "The change conflicts with data already in the bank; nothing was written."
+    return _respond("conflict", message, 409)
+
+
+def _kind(*classes):
+    return lambda exc: isinstance(exc, classes)
+
+
+WRITE_CONFLICT = (
+    "Another change touched the same entries at the same moment; nothing was written — retry."
+)
+
+# Exception -> envelope, first match wins (order matters: a deadlock is a DatabaseError, a
+# DataError is one too; every DRF error is an APIException).
+RENDERERS = (
+    (_kind(KbError, ApiError), _own),
+    # Django's own DATA_UPLOAD_MAX_MEMORY_SIZE guard (multipart fields, request.body).
+    (
+        _kind(RequestDataTooBig),
+        lambda e: _respond(
+            "body_too_large", "The request body is larger than the server accepts.", 413
+        ),
+    ),
+    # Too many form fields or files, a malformed multipart body, ...
+    (
+        _kind(SuspiciousOperation),
+        lambda e: _respond("bad_request", str(e) or "The request is malformed.", 400),
+    ),
+    (_kind(RecursionError), lambda e: _respond("too_deep", "The input is nested too deeply.", 400)),
+    (_kind(Http404), lambda e: _respond("not_found", "Nothing is found at this address.", 404)),
+    (_kind(DjangoPermissionDenied), lambda e: _respond("forbidden", "You may not do this.", 403)),
+    (
+        _kind(exceptions.ParseError),
+        lambda e: _respond("bad_json", f"The body is not valid JSON: {e.detail}", 400),
+    ),
+    (
+        _kind(exceptions.UnsupportedMediaType),
+        lambda e: _respond("unsupported_media_type", str(e.detail), 415),
+    ),
+    (
+        _kind(exceptions.NotAuthenticated, exceptions.AuthenticationFailed),
+        lambda e: _respond(
+            "not_authenticated",
+            "Send a valid token as 'Authorization: Bearer <token>'.",
+            401,
+            {"WWW-Authenticate": 'Bearer realm="api"'},
+        ),
+    ),
+    (_kind(exceptions.PermissionDenied), lambda e: _respond("forbidden", str(e.detail), 403)),
+    (
+        _kind(exceptions.MethodNotAllowed),
+        lambda e: _respond("method_not_allowed", str(e.detail), 405),
+    ),
+    (_kind(exceptions.Throttled), _throttled),
+    (
+        _kind(exceptions.ValidationError),
+        lambda e: Response(
+            envelope("invalid_input", "Some fields are invalid.", _flatten(e.detail)), status=400
+        ),
+    ),
+    (
+        _is_write_conflict,
+        lambda e: _respond("write_conflict", WRITE_CONFLICT, 409, {"Retry-After": "1"}),
+    ),
+    # The database is away (stopped, restarting) or every pooled connection is busy.
+    (
+        is_database_unavailable,
+        lambda e: _respond(
+            "service_unavailable", UNAVAILABLE_MESSAGE, 503, {"Retry-After": retry_after()}
+        ),
+    ),
+    (_kind(DataError), _data_error),
+    (_kind(IntegrityError), _integrity_error),
+    (
+        _kind(exceptions.APIException),
+        lambda e: _respond(getattr(e, "default_code", "error"), str(e.detail), e.status_code),
+    ),
+)
+
+
 def exception_handler(exc, context):
-    if isinstance(exc, KbError):
-        return Response(envelope(exc.code, exc.message, exc.fields, **exc.extra), status=exc.status)
-    if isinstance(exc, ApiError):
-        return Response(
-            envelope(exc.code, exc.message, exc.fields, **exc.extra), status=exc.status_code
-        )
-    if isinstance(exc, RequestDataTooBig):
-        # Django's own DATA_UPLOAD_MAX_MEMORY_SIZE guard (multipart fields, request.body).
-        return Response(
-            envelope("body_too_large", "The request body is larger than the server accepts."),
-            status=413,
-        )
-    if isinstance(exc, SuspiciousOperation):
-        # Too many form fields or files, a malformed multipart body, ...
-        return Response(
-            envelope("bad_request", str(exc) or "The request is malformed."), status=400
-        )
-    if isinstance(exc, RecursionError):
-        return Response(envelope("too_deep", "The input is nested too deeply."), status=400)
-    if isinstance(exc, Http404):
-        return Response(envelope("not_found", "Nothing is found at this address."), status=404)
-    if isinstance(exc, DjangoPermissionDenied):
-        return Response(envelope("forbidden", "You may not do this."), status=403)
-    if isinstance(exc, exceptions.ParseError):
-        return Response(
-            envelope("bad_json", f"The body is not valid JSON: {exc.detail}"), status=400
-        )
-    if isinstance(exc, exceptions.UnsupportedMediaType):
-        return Response(envelope("unsupported_media_type", str(exc.detail)), status=415)
-    if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
-        response = Response(
-            envelope("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'."),
-            status=401,
-        )
-        response["WWW-Authenticate"] = 'Bearer realm="api"'
-        return response
-    if isinstance(exc, exceptions.PermissionDenied):
-        return Response(envelope("forbidden", str(exc.detail)), status=403)
-    if isinstance(exc, exceptions.MethodNotAllowed):
-        return Response(envelope("method_not_allowed", str(exc.detail)), status=405)
-    if isinstance(exc, exceptions.Throttled):
-        wait = max(1, math.ceil(exc.wait or 1))
-        response = Response(
-            envelope(
-                "rate_limited",
-                f"This token sent too many requests; retry in {wait} seconds.",
-                retry_after=wait,
-            ),
-            status=429,
-        )
-        response["Retry-After"] = str(wait)
-        return response
-    if isinstance(exc, exceptions.ValidationError):
-        return Response(
-            envelope("invalid_input", "Some fields are invalid.", _flatten(exc.detail)), status=400
-        )
-    if isinstance(exc, DatabaseError) and getattr(
-        getattr(exc, "__cause__", None), "sqlstate", None
-    ) in (
-        "40P01",
-        "40001",
-    ):
-        # A deadlock or serialization failure between concurrent writers: nothing was written,
-        # and the same request can simply be sent again.
-        response = Response(
-            envelope(
-                "write_conflict",
-                "Another change touched the same entries at the same moment; nothing was written — retry.",
-            ),
-            status=409,
-        )
-        response["Retry-After"] = "1"
-        return response
-    if is_database_unavailable(exc):
-        # The database is away (stopped, restarting) or every pooled connection is busy.
-        response = Response(envelope("service_unavailable", UNAVAILABLE_MESSAGE), status=503)
-        response["Retry-After"] = retry_after()
-        return response
-    if isinstance(exc, DataError):
-        # A string PostgreSQL cannot store is invalid_string wherever it slipped through (the
-        # code kb.inputs gives it at the gates); anything else (a number out of the column's
-        # range, ...) is invalid_value.
-        first_line = str(exc).splitlines()[0] if str(exc) else "rejected by the database"
-        if _is_unstorable_string(exc):
-            return Response(
-                envelope("invalid_string", f"A text cannot be stored: {first_line}"), status=400
-            )
-        return Response(
-            envelope("invalid_value", f"A value cannot be stored: {first_line}"), status=400
-        )
-    if isinstance(exc, IntegrityError):
-        logger.warning("Integrity error reached the API: %s", exc)
-        return Response(
-            envelope(
-                "conflict",
-                "The change conflicts with data already in the bank; nothing was written.",
-            ),
-            status=409,
-        )
-    if isinstance(exc, exceptions.APIException):
-        return Response(
-            envelope(getattr(exc, "default_code", "error"), str(exc.detail)), status=exc.status_code
-        )
-    # Last resort: never leak a traceback; log it and answer in the envelope.
-    logger.exception("Unhandled error in %s", context.get("view"))
+    """The envelope for ``exc`` (:data:`RENDERERS`); anything unforeseen is logged and answers
+    500 ``internal_error`` without a traceback. ``context`` is DRF's (None from MCP)."""
+    for matches, render in RENDERERS:
+        if matches(exc):
+            return render(exc)
+    logger.exception("Unhandled error in %s", (context or {}).get("view"))
     return Response(
         envelope("internal_error", "Something went wrong on our side; nothing was written."),
         status=status.HTTP_500_INTERNAL_SERVER_ERROR,

@@ -86,6 +86,28 @@ class StepsField(serializers.ListField):
     """A list of steps, each a string or an object."""
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "x-vocabulary": "relation",
+        "description": "A relation of the bank's vocabulary (its edge types, core ones included).",
+    }
+)
+class RelationField(serializers.CharField):
+    """An edge type name; MCP tools enumerate the named bank's (``x-vocabulary``)."""
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "x-vocabulary": "kind",
+        "description": "An entry kind of the bank's vocabulary (core ones included).",
+    }
+)
+class KindField(serializers.CharField):
+    """An entry kind name; MCP tools enumerate the named bank's (``x-vocabulary``)."""
+
+
 class ErrorBody(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
@@ -108,14 +130,20 @@ def _limited_list(field: str, **kwargs) -> serializers.ListField:
 
 
 class AnchorsSerializer(serializers.Serializer):
+    """Files and symbols this knowledge is about."""
+
     files = _limited_list("anchor_files")
     symbols = _limited_list("anchor_symbols")
 
 
 class ConnectionSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    relation = serializers.CharField()
-    note = serializers.CharField(required=False, allow_blank=True)
+    id = serializers.CharField(help_text="The other entry's 8-character id (or its key).")
+    relation = RelationField()
+    note = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="How the other entry pertains, never what it says.",
+    )
 
 
 class EntryWriteSerializer(serializers.Serializer):
@@ -126,12 +154,20 @@ class EntryWriteSerializer(serializers.Serializer):
         required=False, allow_blank=True, allow_null=True, max_length=DEFAULT_LIMITS["content"]
     )
     summary = serializers.CharField(
-        required=False, allow_blank=True, allow_null=True, max_length=DEFAULT_LIMITS["summary"]
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=DEFAULT_LIMITS["summary"],
+        help_text="One sentence.",
     )
     useful_for = serializers.CharField(
-        required=False, allow_blank=True, allow_null=True, max_length=DEFAULT_LIMITS["useful_for"]
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=DEFAULT_LIMITS["useful_for"],
+        help_text="When a reader needs this: one sentence naming the situation.",
     )
-    kind = serializers.CharField(required=False)
+    kind = KindField(required=False)
     key = serializers.CharField(required=False, allow_null=True, max_length=DEFAULT_LIMITS["key"])
     systems = _limited_list("systems")
     tasks = _limited_list("tasks")

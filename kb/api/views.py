@@ -4,37 +4,21 @@ from __future__ import annotations
 
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import parsers, status
+from rest_framework import parsers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kb import extensions
-from kb.actions.entries import VerifyEntry
+from kb.actions.entries import RecallAnchors, StaleEntries
+from kb.actions.imports import RESTORE_DELETED_DOC, QueueImport
 from kb.api import schemas
-from kb.api.actions import respond
-from kb.api.auth import AgentPrincipal, AuditedViewMixin, actor_for, bank_for
+from kb.api.actions import caller_for, respond
+from kb.api.auth import AgentPrincipal, AuditedViewMixin
 from kb.api.errors import ApiError
-from kb.api.params import int_param, int_query, reject_undocumented, reject_unknown
+from kb.api.params import int_param, int_query, reject_undocumented
 from kb.api.parsers import BoundedMultiPartParser, read_bounded
-from kb.api.render import entry_core, entry_detail
-from kb.errors import NotFound
 from kb.inputs import single_param
-from kb.models import Bank, Job, Scope
-from kb.presenters import MAX_MAX_CHARS, MIN_MAX_CHARS, shorten_texts
-from kb.services import import_jobs
-from kb.services.duplicates import read_allow_duplicate
-from kb.services.embedding import one_forward_pass
-from kb.services.entries import (
-    EDITABLE_FIELDS,
-    clean_entry_data,
-    create_entry,
-    find_entry,
-    update_entry,
-    write_texts,
-)
-from kb.services.feedback import entry_feedback
-from kb.services.guard import check_learning
-from kb.services.recall import recall_anchors, stale_entries
+from kb.models import Job
+from kb.presenters import MAX_MAX_CHARS, MIN_MAX_CHARS
 
 ERRORS = {
     400: OpenApiResponse(schemas.ErrorEnvelope, description="Bad input"),
@@ -54,13 +38,6 @@ class BankAPIView(AuditedViewMixin, APIView):
         return data
 
 
-def _detail_response(bank: Bank, ref: str, max_chars: int | None = None) -> dict:
-    entry = find_entry(bank, ref)
-    merged_from = ref if ref not in (entry.short_id, entry.key) else None
-    data = entry_detail(entry, merged_from=merged_from)
-    return shorten_texts(data, max_chars) if max_chars else data
-
-
 def max_chars_param(request) -> int | None:
     """``?max_chars=N``: long texts of the answer are cut to N characters (None: whole; a
     value under ``MIN_MAX_CHARS`` counts as that, so the cut text still says something)."""
@@ -75,156 +52,6 @@ MAX_CHARS_PARAMETER = OpenApiParameter(
     f"with a marker and set truncated: true (0: whole texts; under {MIN_MAX_CHARS} counts as "
     f"{MIN_MAX_CHARS}).",
 )
-
-
-MAX_BATCH_IDS = 100
-
-
-class EntryListView(BankAPIView):
-    unknown_field_code = "invalid_entry"
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter(
-                "ids",
-                {"type": "string", "pattern": "^[^\\x00]*[^\\x00\\s,][^\\x00]*$"},
-                required=True,
-                description=f"Comma-separated entry ids or keys (at most {MAX_BATCH_IDS}).",
-            ),
-            MAX_CHARS_PARAMETER,
-        ],
-        responses={200: schemas.EntryBatchSerializer, **ERRORS},
-        operation_id="banks_entries_batch",
-        summary="Read several entries in one call",
-    )
-    def get(self, request, bank: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        raw = request.query_params.get("ids", "")
-        ids = list(dict.fromkeys(x.strip() for x in raw.split(",") if x.strip()))
-        if not ids:
-            raise ApiError(
-                400, "invalid_ids", "Pass ids=a,b,c (one or more entry ids).", {"ids": "required"}
-            )
-        if len(ids) > MAX_BATCH_IDS:
-            raise ApiError(
-                400,
-                "invalid_ids",
-                f"At most {MAX_BATCH_IDS} ids per call.",
-                {"ids": f"{len(ids)} given"},
-            )
-        max_chars = max_chars_param(request)
-        results, missing = [], []
-        for ref in ids:
-            try:
-                results.append(_detail_response(bank_obj, ref, max_chars))
-            except NotFound:
-                missing.append(ref)
-        return Response({"results": results, "missing": missing})
-
-    @extend_schema(
-        request=schemas.EntryWriteSerializer,
-        responses={
-            201: schemas.EntryWrittenSerializer,
-            409: schemas.ErrorEnvelope,
-            422: schemas.ErrorEnvelope,
-            **ERRORS,
-        },
-        summary="Report a learning",
-    )
-    def post(self, request, bank: str):
-        bank_obj = bank_for(request, bank, Scope.WRITE)
-        body = dict(self.json_body(request))
-        allow_duplicate = read_allow_duplicate(body)
-        data = clean_entry_data(bank_obj, body)
-        # One model call for the whole write: the guard, the duplicate check, the entry's
-        # vectors and the feedback's similar entries all read this pass.
-        with one_forward_pass(write_texts(data)):
-            check_learning(data)
-            entry = create_entry(
-                bank_obj, data, actor=actor_for(request), allow_duplicate=allow_duplicate
-            )
-            feedback = entry_feedback(bank_obj, entry, data.get("connections"))
-        return Response(
-            {**entry_detail(find_entry(bank_obj, entry.short_id)), **feedback.as_json()},
-            status=status.HTTP_201_CREATED,
-        )
-
-
-class EntryDetailView(BankAPIView):
-    unknown_field_code = "invalid_entry"
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter(
-                "as_of",
-                {"type": "string", "format": "date-time"},
-                description="ISO timestamp with zone: what the bank believed then.",
-            ),
-            OpenApiParameter(
-                "valid_at",
-                {
-                    "anyOf": [
-                        {"type": "string", "format": "date"},
-                        {"type": "string", "format": "date-time"},
-                    ]
-                },
-                description="With as_of: edges valid at this date or time.",
-            ),
-            MAX_CHARS_PARAMETER,
-        ],
-        responses={200: schemas.EntrySerializer, **ERRORS},
-        summary="Read an entry (optionally as the bank believed it at a time)",
-    )
-    def get(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        max_chars = max_chars_param(request)
-        as_of = extensions.registry.get(extensions.ENTRY_AS_OF)
-        if "as_of" in request.query_params and as_of is not None:
-            data = as_of(bank_obj, entry_id, request.query_params)
-            return Response(shorten_texts(data, max_chars) if max_chars else data)
-        return Response(_detail_response(bank_obj, entry_id, max_chars))
-
-    @extend_schema(
-        request=schemas.EntryPatchSerializer,
-        responses={200: schemas.EntrySerializer, **ERRORS},
-        summary="Edit an entry (moves updated_at, never verified_at)",
-    )
-    def patch(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.WRITE)
-        entry = find_entry(bank_obj, entry_id)
-        changes = clean_entry_data(
-            bank_obj, self.json_body(request), partial=True, allowed=EDITABLE_FIELDS
-        )
-        if not changes:
-            raise ApiError(400, "empty_patch", "Send at least one field to change.")
-        update_entry(bank_obj, entry, changes, actor=actor_for(request))
-        return Response(_detail_response(bank_obj, entry.short_id))
-
-    @extend_schema(
-        parameters=[OpenApiParameter("reason", schemas.NONBLANK_TEXT, required=True)],
-        responses={200: schemas.DeleteResultSerializer, **ERRORS},
-        summary="Delete an entry, bridging its edges (scope curate)",
-    )
-    def delete(self, request, bank: str, entry_id: str):
-        bank_obj = bank_for(request, bank, Scope.CURATE)
-        reason = request.query_params.get("reason") or (
-            request.data.get("reason") if isinstance(request.data, dict) else ""
-        )
-        deleter = extensions.registry.get(extensions.ENTRY_DELETER)
-        if deleter is None:
-            raise ApiError(400, "not_supported_yet", "Deleting entries needs the graph app.")
-        result = deleter(bank_obj, entry_id, reason, actor=actor_for(request))
-        return Response(result.as_json())
-
-
-class EntryVerifyView(BankAPIView):
-    @extend_schema(
-        request=VerifyEntry.Input,
-        responses={200: schemas.EntrySerializer, **ERRORS},
-        summary=VerifyEntry.summary,
-    )
-    def post(self, request, bank: str, entry_id: str):
-        return respond(VerifyEntry, request, bank, entry_id=entry_id)
 
 
 class NDJSONParser(parsers.BaseParser):
@@ -251,12 +78,6 @@ IMPORT_TEXT = {
     "contentMediaType": "application/x-ndjson",
     "description": "JSON Lines (UTF-8), one object per line.",
 }
-
-
-RESTORE_DELETED_DOC = (
-    "true: an entry line whose id or key names a deleted entry restores it (audited in the "
-    "import operation); false (default): such a line is a line error entry_deleted."
-)
 
 
 def restore_deleted_flag(request, form_value) -> bool:
@@ -300,10 +121,11 @@ class ImportView(BankAPIView):
             },
         },
         responses={202: schemas.JobQueuedSerializer, **ERRORS},
-        summary="Import JSON Lines as a background job",
+        summary=QueueImport.summary,
     )
     def post(self, request, bank: str):
-        bank_obj = bank_for(request, bank, Scope.CURATE)
+        caller = caller_for(request)
+        bank_obj = caller.bank(bank, QueueImport.scope)  # 404/403 before the body is read
         data = request.data
         form_flag = None
         if isinstance(data, str):
@@ -335,11 +157,10 @@ class ImportView(BankAPIView):
             except UnicodeDecodeError as exc:
                 raise ApiError(400, "bad_encoding", "The file must be UTF-8.") from exc
         restore = restore_deleted_flag(request, form_flag)
+        body = {"text": text, "restore_deleted": restore}
         with transaction.atomic():
-            job = import_jobs.queue_import_job(
-                bank_obj, text, actor_for(request), restore_deleted=restore
-            )
-        return Response({"job": job.public_id}, status=status.HTTP_202_ACCEPTED)
+            answer = QueueImport.prepare(caller, bank_obj, body=body).run()
+        return Response(answer.data, status=answer.status)
 
 
 def job_json(job: Job) -> dict:
@@ -386,32 +207,12 @@ class JobView(AuditedViewMixin, APIView):
 
 class RecallAnchorsView(BankAPIView):
     @extend_schema(
-        request=schemas.RecallAnchorsRequestSerializer,
+        request=RecallAnchors.Input,
         responses={200: schemas.AnchorRecallSerializer, **ERRORS},
-        summary="Entries anchored to the files and symbols being edited",
+        summary=RecallAnchors.summary,
     )
     def post(self, request, bank: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        body = self.json_body(request)
-        reject_unknown(body, {"files", "symbols", "limit"})
-        limit = body.get("limit", 20)
-        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
-            raise ApiError(
-                400, "invalid_input", "limit must be between 1 and 100.", {"limit": "Out of range."}
-            )
-        hits = recall_anchors(bank_obj, body.get("files"), body.get("symbols"), limit=limit)
-        return Response(
-            {
-                "results": [
-                    {
-                        **entry_core(h.entry),
-                        "lifecycle": h.entry.status if h.entry.status != "live" else None,
-                        "matched": {"files": h.files, "symbols": h.symbols},
-                    }
-                    for h in hits
-                ]
-            }
-        )
+        return respond(RecallAnchors, request, bank)
 
 
 class StaleEntriesView(BankAPIView):
@@ -421,24 +222,7 @@ class StaleEntriesView(BankAPIView):
             int_query("limit", 100, 1, 1000),
         ],
         responses={200: schemas.StaleListSerializer, **ERRORS},
-        summary="Entries nobody verified in N days",
+        summary=StaleEntries.summary,
     )
     def get(self, request, bank: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        days = int_param(request, "days", 90, 0, 36500)
-        limit = int_param(request, "limit", 100, 1, 1000)
-        entries = stale_entries(bank_obj, days, limit=limit)
-        return Response(
-            {
-                "days": days,
-                "results": [
-                    {
-                        **entry_core(e),
-                        "verified_at": e.verified_at.isoformat() if e.verified_at else None,
-                        "updated_at": e.updated_at.isoformat(),
-                        "usage_count": e.usage_count,
-                    }
-                    for e in entries
-                ],
-            }
-        )
+        return respond(StaleEntries, request, bank)

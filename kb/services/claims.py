@@ -183,43 +183,52 @@ def claim(
             )
             if held is None:
                 continue  # released or expired between our insert and this read: try again
-            if held.holder != holder:
-                raise Conflict(
-                    f"{subject!r} is claimed by {held.holder} until {held.expires_at.isoformat()}.",
-                    code="claim_held",
-                    fields={
-                        "holder": held.holder,
-                        "since": held.since.isoformat(),
-                        "expires_at": held.expires_at.isoformat(),
-                    },
-                    extra={"claim": held.pk},
-                )
-            owned = caller.owns(held)
-            if not owned and not caller.curator:
-                raise _not_yours(held, "renew")
-            held.expires_at = expires_at
-            held.renewed_at = now
-            update_fields = ["expires_at", "renewed_at"]
-            if note_text is not None:
-                held.note = note_text
-                update_fields.append("note")
-            held.save(update_fields=update_fields)
-            reason = f"renew {subject}" if owned else f"curator renews {held.created_by}'s claim"
-            with unit_of_work(bank, OperationKind.CLAIM, reason=reason, actor=actor) as op:
-                audit.record(
-                    op,
-                    claim=held.pk,
-                    subject=subject,
-                    holder=holder,
-                    ttl=ttl,
-                    renew=True,
-                    **_on_behalf(held, owned),
-                )
-            return ClaimResult(held, created=False)
+            return _renew(bank, held, subject, holder, note_text, ttl, now, caller)
     raise Conflict(
         "The claim kept changing hands while we tried; nothing was written — retry.",
         code="write_conflict",
     )
+
+
+def _renew(
+    bank: Bank, held: Claim, subject: str, holder: str, note_text, ttl: int, now, caller
+) -> ClaimResult:
+    """Renew the live claim ``held`` (inside the claim's transaction, row locked): another
+    holder's claim is ``claim_held``; the same holder renews when the caller made it or is a
+    curator (audited as acting on its behalf), else ``claim_not_yours``."""
+    if held.holder != holder:
+        raise Conflict(
+            f"{subject!r} is claimed by {held.holder} until {held.expires_at.isoformat()}.",
+            code="claim_held",
+            fields={
+                "holder": held.holder,
+                "since": held.since.isoformat(),
+                "expires_at": held.expires_at.isoformat(),
+            },
+            extra={"claim": held.pk},
+        )
+    owned = caller.owns(held)
+    if not owned and not caller.curator:
+        raise _not_yours(held, "renew")
+    held.expires_at = now + dt.timedelta(seconds=ttl)
+    held.renewed_at = now
+    update_fields = ["expires_at", "renewed_at"]
+    if note_text is not None:
+        held.note = note_text
+        update_fields.append("note")
+    held.save(update_fields=update_fields)
+    reason = f"renew {subject}" if owned else f"curator renews {held.created_by}'s claim"
+    with unit_of_work(bank, OperationKind.CLAIM, reason=reason, actor=caller.actor) as op:
+        audit.record(
+            op,
+            claim=held.pk,
+            subject=subject,
+            holder=holder,
+            ttl=ttl,
+            renew=True,
+            **_on_behalf(held, owned),
+        )
+    return ClaimResult(held, created=False)
 
 
 def _insert_unless_held(bank, subject, key, entry, holder, note, now, expires_at, caller):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from kb import audit, extensions
+from kb import audit
 from kb.entry_limits import EntryLimits, item_too_long_message, limits_for, too_long_message
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryKind, EntryStatus, OperationKind
@@ -335,14 +336,16 @@ def create_entry(
     actor: str | None = None,
     reason: str = "",
     allow_duplicate: bool = False,
+    linker: Callable[[Bank, Entry, list], Any] | None = None,
 ) -> Entry:
     """Create an entry from a validated payload (see :func:`clean_entry_data`).
 
     A near-exact duplicate of an entry of the bank is refused (409 ``duplicate_entry``, see
-    :mod:`kb.services.duplicates`) unless ``allow_duplicate``."""
+    :mod:`kb.services.duplicates`) unless ``allow_duplicate``. ``connections`` are written by
+    ``linker`` (``(bank, entry, connections)``, inside this operation): the graph app's create
+    action passes its own, kb has none."""
     values = dict(data)
     connections = values.pop("connections", None)
-    linker = extensions.registry.get(extensions.CONNECTION_LINKER)
     if connections and linker is None:
         raise InvalidInput(
             "connections are not supported yet; create the entry and link it later.",

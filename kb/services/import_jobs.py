@@ -9,11 +9,10 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from kb import audit
 from kb.errors import InvalidInput, KbError
 from kb.inputs import check_string
 from kb.models import Bank, Job, JobStatus, OperationKind
-from kb.services.bulk import ImportFailed, import_bank
+from kb.services.bulk import ImportFailed
 
 
 def queue_import_job(bank: Bank, text: str, actor: str, *, restore_deleted: bool = False) -> Job:
@@ -52,6 +51,19 @@ WRITE_PHASES = {
 }
 
 
+def _run_import(job: Job, reason: str, progress, restore_deleted: bool) -> dict:
+    """The job's import through the one import action, as the job's actor."""
+    from kb.actions.base import Caller
+    from kb.actions.imports import ImportLines
+
+    caller = Caller.system(job.actor or "job:import", via="job")
+    body = {"text": job.payload, "restore_deleted": restore_deleted, "reason": reason}
+    action = ImportLines.prepare(caller, job.bank, body=body)
+    action.progress = progress
+    with caller.acting():
+        return action.execute()
+
+
 def run_import_job(job_id: int, restore_deleted: bool = False) -> str:
     """Run a queued import job once (``restore_deleted``: entry lines naming deleted entries
     restore them instead of failing with ``entry_deleted``), recording progress, result, errors and attempts on the
@@ -81,15 +93,7 @@ def run_import_job(job_id: int, restore_deleted: bool = False) -> str:
             if done is not None:  # the worker was lost after the import committed
                 result = {**done.details, "operation": done.pk}
             else:
-                with audit.acting_as(job.actor or "job:import"):
-                    result = import_bank(
-                        job.bank,
-                        job.payload,
-                        actor=job.actor or None,
-                        reason=reason,
-                        progress=progress,
-                        restore_deleted=restore_deleted,
-                    )
+                result = _run_import(job, reason, progress, restore_deleted)
         except ImportFailed as exc:
             Job.objects.filter(pk=job.pk).update(
                 status=JobStatus.FAILED,

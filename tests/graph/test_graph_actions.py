@@ -8,9 +8,9 @@ import pytest
 
 from graph.actions.edges import LinkEntries, UnlinkEdge
 from graph.actions.lookup import ResolveName
-from graph.actions.staff import execute_as
 from graph.models import Edge, EdgeSource
 from kb.actions.base import Caller
+from kb.actions.staff import execute_as
 from kb.errors import InvalidInput
 from kb.models import Operation
 from kb.services.tokens import create_token

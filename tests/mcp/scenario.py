@@ -137,6 +137,16 @@ async def fails(client, name: str, arguments: dict, code: str):
 
 async def run_session(client, rest: Rest) -> None:
     """Every tool once (most twice), each answer equal to REST's."""
+    await check_listing(client)
+    recipe, gotcha, process, edge = await write_entries(client, rest)
+    await read_and_search(client, rest, recipe, gotcha)
+    claim = await claims_context_and_gaps(client, rest, recipe, process)
+    await verify_retire_release_unlink(client, rest, gotcha, claim, edge)
+    await check_failures(client, rest, recipe)
+
+
+async def check_listing(client) -> None:
+    """Every tool is listed, with the bank's vocabulary and a 'when not to use it'."""
     listed = await client.list_tools()
     tools = {tool.name: tool for tool in listed.tools}
     assert set(tools) == TOOL_NAMES and len(listed.tools) == len(TOOL_NAMES)
@@ -145,6 +155,9 @@ async def run_session(client, rest: Rest) -> None:
     assert "gotcha" in tools["report_learning"].input_schema["properties"]["kind"]["enum"]
     assert all("Not " in tool.description for tool in listed.tools)  # when not to use it
 
+
+async def write_entries(client, rest: Rest) -> tuple[dict, dict, dict, dict]:
+    """report_learning three times (one with a connection) and link_entries."""
     recipe = await ok(
         client,
         "report_learning",
@@ -203,6 +216,11 @@ async def run_session(client, rest: Rest) -> None:
     )
     assert await rest.get(f"/edges/{edge['id']}") == (200, as_stored(edge))
 
+    return recipe, gotcha, process, edge
+
+
+async def read_and_search(client, rest: Rest, recipe: dict, gotcha: dict) -> None:
+    """get_entry, compact answers, resolve, the query, traverse, recall_anchors."""
     assert await rest.get(f"/entries/{recipe['id']}") == (
         200,
         await ok(client, "get_entry", {"id": recipe["id"], "full": True}),
@@ -232,6 +250,9 @@ async def run_session(client, rest: Rest) -> None:
     assert [r["id"] for r in recalled["results"]] == [recipe["id"]]
     assert await rest.post("/recall/anchors", anchors) == (200, recalled)
 
+
+async def claims_context_and_gaps(client, rest: Rest, recipe: dict, process: dict) -> dict:
+    """claim_work (and claim_held), get_context, workflow_gaps."""
     claim = await ok(
         client, "claim_work", {"subject": "web/e2e/login.ts", "holder": "agent-1", "note": "fix"}
     )
@@ -262,6 +283,12 @@ async def run_session(client, rest: Rest) -> None:
     status, listed = await rest.get("/workflows/")  # a JSON list: MCP wraps it in "results"
     assert status == 200 and processes == {"results": listed}
 
+    return claim
+
+
+async def verify_retire_release_unlink(
+    client, rest: Rest, gotcha: dict, claim: dict, edge: dict
+) -> None:
     verified = await ok(
         client, "verify_entry", {"id": gotcha["id"], "note": "reproduced", "full": True}
     )
@@ -292,6 +319,9 @@ async def run_session(client, rest: Rest) -> None:
     )
     assert await rest.get(f"/edges/{edge['id']}") == (200, unlinked)
 
+
+async def check_failures(client, rest: Rest, recipe: dict) -> None:
+    """Error codes as REST's, and the duplicate check."""
     await fails(client, "get_entry", {"id": "nothing1"}, "entry_not_found")
     await fails(client, "get_entry", {"bank": "globex", "id": recipe["id"]}, "bank_not_found")
     await fails(client, "get_entry", {"bank": "no-such-bank", "id": "x"}, "bank_not_found")

@@ -150,12 +150,12 @@ def test_admin_login_is_throttled_after_repeated_failures(settings):
 
 
 def test_api_answers_503_with_retry_after_when_the_database_is_away(client_rw, monkeypatch):
-    from kb.api import views
+    from kb.actions import entries
 
     def unreachable(*args, **kwargs):
         raise OperationalError("connection failed: server closed the connection unexpectedly")
 
-    monkeypatch.setattr(views, "find_entry", unreachable)
+    monkeypatch.setattr(entries, "find_entry", unreachable)  # the entry read action's lookup
     response = client_rw.get("/api/v1/banks/acme/entries/deadbeef")
     assert response.status_code == 503
     assert response["Retry-After"] == "5"

@@ -4,10 +4,11 @@ from django.conf import settings
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
+from kb.actions.base import Caller
+from kb.actions.imports import ImportLines
 from kb.management.commands._base import KbCommand
 from kb.management.jobs_cli import follow_job
 from kb.services.banks import ensure_bank
-from kb.services.bulk import import_bank
 from kb.services.embedding import create_embedding_job, run_embedding_job
 
 
@@ -40,15 +41,17 @@ class Command(KbCommand):
         text = path.read_text(encoding="utf-8")
         bank, _ = ensure_bank(options["slug"])
 
-        with self.phase_progress() as progress:
-            result = import_bank(
-                bank,
-                text,
-                reason=options["reason"],
-                progress=progress,
-                restore_deleted=options["restore_deleted"],
-                embed=False,
-            )
+        caller = Caller.system("command:import_bank", via="command")
+        body = {
+            "text": text,
+            "restore_deleted": options["restore_deleted"],
+            "reason": options["reason"],
+        }
+        action = ImportLines.prepare(caller, bank, body=body)
+        action.embed = False  # embedded below, with its own job and bar
+        with self.phase_progress() as progress, caller.acting():
+            action.progress = progress
+            result = action.execute()
         to_embed = result.pop("to_embed", [])
         summary = ", ".join(f"{k} {v}" for k, v in result.items() if k not in ("operation",) and v)
         op = result.get("operation")

@@ -1,0 +1,152 @@
+"""MCP/OpenAPI parity (issue 23): a tool whose action has a REST operation offers exactly the
+operation's fields — names, types, bounds, enums, defaults — and exactly the action's declared
+input; and a token holding two banks is offered each bank's own vocabulary."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+
+from graph.models import EdgeType
+from kb.actions.base import Action
+from kb.models import Bank, EntryKind
+from kb.services.tokens import create_token
+from mcpserver import schema
+from mcpserver.server import _vocabularies
+from mcpserver.tools import input_schema, tool_specs
+
+KEYWORDS = (
+    "type",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "maxItems",
+    "minItems",
+    "enum",
+    "default",
+    "pattern",
+    "format",
+)
+TRANSPORT = {"bank", "full"}  # the tool's own arguments: which bank; compact or whole answer
+
+
+def action_tools():
+    return [s for s in tool_specs() if isinstance(s.action, type) and issubclass(s.action, Action)]
+
+
+def operation_fields(action_class) -> dict[str, dict]:
+    """The REST operation's fields as a client sees them: path ids (named as the tool names
+    them), query parameters and the JSON body's properties, ``$ref``s inlined."""
+    found = schema.rest_operation(action_class)
+    assert found is not None, f"{action_class.__name__} has no REST operation"
+    _, _, operation = found
+    components = schema.openapi()["components"]["schemas"]
+    argument_of = {url: arg for arg, url in action_class.path_ids.items()}
+    fields = {}
+    for parameter in operation.get("parameters", []):
+        if parameter["in"] == "path" and parameter["name"] == "bank":
+            continue
+        name = argument_of.get(parameter["name"], parameter["name"])
+        fields[name] = schema.inline(parameter["schema"], components)
+    body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+    if body:
+        fields.update(schema.inline(body["schema"], components).get("properties", {}))
+    return fields
+
+
+def keywords(prop: dict) -> dict:
+    """The constraining keywords of a property, nested ones (items, properties) included."""
+    out = {k: prop[k] for k in KEYWORDS if k in prop}
+    if isinstance(prop.get("items"), dict):
+        out["items"] = keywords(prop["items"])
+    for name, sub in (prop.get("properties") or {}).items():
+        out.setdefault("properties", {})[name] = keywords(sub)
+    for combinator in ("oneOf", "anyOf"):
+        if combinator in prop:
+            out[combinator] = [keywords(p) for p in prop[combinator]]
+    return out
+
+
+@pytest.mark.parametrize("spec", action_tools(), ids=lambda s: s.name)
+def test_each_action_tool_offers_what_its_rest_operation_takes(spec):
+    tool = input_schema(spec)["properties"]
+    rest = operation_fields(spec.action)
+    offered = set(tool) - TRANSPORT
+    assert offered == set(rest), f"only in the tool: {offered - set(rest)}; only over REST: " + str(
+        set(rest) - offered
+    )
+    for name in rest:
+        assert keywords(tool[name]) == keywords(rest[name]), name
+
+
+@pytest.mark.parametrize("spec", action_tools(), ids=lambda s: s.name)
+def test_each_action_tool_offers_what_its_action_declares(spec):
+    action = spec.action
+    declared = set(action.path_ids)
+    for serializer in (action.Query, action.Input):
+        if serializer is not None:
+            declared |= set(serializer().fields)
+    assert set(input_schema(spec)["properties"]) - TRANSPORT == declared
+
+
+@pytest.mark.django_db
+def test_a_two_bank_token_offers_each_bank_its_own_relations_and_kinds():
+    acme = Bank.objects.create(slug="acme", name="Acme", kind="engineering")
+    globex = Bank.objects.create(slug="globex", name="Globex", kind="business")
+    EdgeType.objects.create(bank=acme, name="depends_on")
+    EdgeType.objects.create(bank=globex, name="governed_by")
+    EntryKind.objects.create(bank=globex, name="ledger_rule")
+    _, raw = create_token("two-banks", [acme, globex], "read,write")
+    spec = next(s for s in tool_specs() if s.name == "report_learning")
+
+    offered = input_schema(spec, _vocabularies(raw))
+
+    def call(bank: str, relation: str, kind: str | None = None) -> dict:
+        args = {
+            "bank": bank,
+            "title": "A learning",
+            "lifetime": {"durable": True},
+            "connections": [{"id": "abcd1234", "relation": relation}],
+        }
+        return {**args, "kind": kind} if kind else args
+
+    jsonschema.validate(call("acme", "depends_on"), offered)
+    jsonschema.validate(call("globex", "governed_by", "ledger_rule"), offered)
+    jsonschema.validate(call("acme", "corrects"), offered)  # core relations: every bank's
+    for wrong in (call("acme", "governed_by"), call("globex", "depends_on")):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, offered)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(call("acme", "depends_on", "ledger_rule"), offered)
+
+
+@pytest.mark.django_db
+def test_a_one_bank_token_gets_a_plain_enum():
+    acme = Bank.objects.create(slug="acme", name="Acme", kind="engineering")
+    EdgeType.objects.create(bank=acme, name="depends_on")
+    _, raw = create_token("one-bank", [acme], "read,write")
+    spec = next(s for s in tool_specs() if s.name == "report_learning")
+
+    offered = input_schema(spec, _vocabularies(raw))
+
+    relation = offered["properties"]["connections"]["items"]["properties"]["relation"]
+    assert "depends_on" in relation["enum"] and "corrects" in relation["enum"]
+    assert "allOf" not in offered
+
+
+BOUNDS = ("minimum", "maximum", "minLength", "maxLength", "maxItems", "enum", "default")
+
+
+@pytest.mark.parametrize("spec", action_tools(), ids=lambda s: s.name)
+def test_the_rest_operation_states_the_bounds_the_action_declares(spec):
+    """Where a view writes its query parameters by hand, their bounds are the declaration's."""
+    rest = operation_fields(spec.action)
+    for serializer in (spec.action.Query, spec.action.Input):
+        if serializer is None:
+            continue
+        declared, _ = schema.serializer_schema(serializer())
+        for name, prop in declared.items():
+            want = {k: prop[k] for k in BOUNDS if k in prop}
+            have = {k: rest[name][k] for k in BOUNDS if k in rest[name]}
+            assert have == want, (spec.name, name)
