@@ -1,30 +1,24 @@
-"""Call a tool: its action directly when it has one (``ToolSpec.action``), else the REST
-view it mirrors, in process, with the caller's token.
+"""Call a tool: every tool runs its action (``ToolSpec.action``) in process, as the token's
+:class:`~kb.actions.base.Caller`, inside the same request context as an HTTP request (request
+id, actor, one request log line, operations stamped with the id).
 
-Going through the REST view (not a copy of its parsing) is what makes the tool's JSON, its
-validation and its error codes equal REST's by construction: the view authenticates the token,
-checks bank and scope, parses the same fields, calls the same service and renders with the
-same presenter. No socket is involved; the view is called as a function with a request built
-here, and its rendered JSON is read back.
+The action is the REST view's action too, so the tool's validation, its error codes and its
+JSON equal REST's by construction: the bank and scope checks, the declared input and the
+presenter are the action's. The tool's flat arguments are split as the action declares them
+(path ids, query fields, body fields); errors are rendered by the REST exception handler.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import re
 import time
 from dataclasses import dataclass
-from io import BytesIO
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
-from django.core.handlers.wsgi import WSGIRequest
 from django.db import close_old_connections
-from django.urls import Resolver404, resolve
 from rest_framework.exceptions import Throttled
 
-from kb.errors import KbError
 from kb.inputs import check_json, check_path_and_query
 from kb.models import AgentToken
 from kb.services.tokens import authenticate_token
@@ -32,8 +26,6 @@ from mcpserver.compact import compact_answer
 from mcpserver.tools import ToolSpec
 
 REQUEST_LOG = logging.getLogger("config.serving.request")
-API_PREFIX = "/api/v1/"
-SLUG = re.compile(r"[-a-zA-Z0-9_]+")
 
 
 @dataclass
@@ -99,65 +91,6 @@ def _path_value(value) -> str | None:
     if isinstance(value, int | str) and str(value).strip():
         return quote(str(value).strip(), safe="")
     return None
-
-
-def _query_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | dict):
-        return json.dumps(value)
-    return str(value)
-
-
-def build_request(
-    spec: ToolSpec, bank: str, arguments: dict, raw_token: str
-) -> tuple[WSGIRequest | None, ToolAnswer | None]:
-    """The Django request the REST client would have sent for this tool call."""
-    args = {k: v for k, v in arguments.items() if k != "bank"}
-    path = spec.path
-    missing_ids = [name for name in spec.path_ids if _path_value(args.get(name)) is None]
-    if missing_ids and spec.alt_path is not None:
-        path = spec.alt_path
-    elif missing_ids:
-        name = missing_ids[0]
-        return None, _error(400, "invalid_input", f"{name} is required.", {name: "Required."})
-    values = {"bank": quote(bank, safe="")}
-    for name in spec.path_ids:
-        if name not in missing_ids:
-            values[name] = _path_value(args.pop(name))
-        else:
-            args.pop(name, None)
-    path = API_PREFIX + path.format(**values)
-    if spec.method == "GET":
-        query, body = args, None
-    else:
-        query = {k: v for k, v in args.items() if k in spec.query_fields}
-        body = {k: v for k, v in args.items() if k not in spec.query_fields}
-    payload = json.dumps(body).encode() if body is not None else b""
-    environ = {
-        "REQUEST_METHOD": spec.method,
-        "PATH_INFO": path,
-        "SCRIPT_NAME": "",
-        "QUERY_STRING": urlencode({k: _query_value(v) for k, v in query.items() if v is not None}),
-        "SERVER_NAME": "localhost",
-        "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "REMOTE_ADDR": "127.0.0.1",
-        "HTTP_HOST": "localhost",
-        "HTTP_AUTHORIZATION": f"Bearer {raw_token}",
-        "HTTP_ACCEPT": "application/json",
-        "wsgi.input": BytesIO(payload),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": BytesIO(),
-        "wsgi.version": (1, 0),
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": True,
-        "wsgi.run_once": False,
-    }
-    if body is not None:
-        environ["CONTENT_TYPE"] = "application/json"
-        environ["CONTENT_LENGTH"] = str(len(payload))
-    return WSGIRequest(environ), None
 
 
 def call_action(spec: ToolSpec, bank_slug: str, arguments: dict, raw_token: str) -> ToolAnswer:
@@ -276,36 +209,9 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
         bank, problem = _bank_argument(raw_token, arguments)
         if problem is not None:
             return problem
-        if spec.action is not None:
-            answer = call_action(spec, bank, arguments, raw_token)
-            if spec.compact is not None and not answer.is_error and not full:
-                answer.data = compact_answer(spec.compact, answer.data)
-            return answer
-        request, problem = build_request(spec, bank, arguments, raw_token)
-        if problem is not None:
-            return problem
-        try:
-            match = resolve(request.path_info)
-        except Resolver404:
-            if not SLUG.fullmatch(bank):
-                return _error(
-                    404, "bank_not_found", f"No bank {bank!r} is available to this token."
-                )
-            return _error(404, "not_found", "Nothing is found at this address.")
-        try:
-            # The checks the REST middleware makes on path parts and query parameters.
-            check_path_and_query(match.kwargs, request.GET)
-        except KbError as exc:
-            return _error(exc.status, exc.code, exc.message, exc.fields)
-        response = match.func(request, *match.args, **match.kwargs)
-        if hasattr(response, "render"):
-            response.render()
-        try:
-            data = json.loads(response.content or b"null")
-        except ValueError:
-            data = {"error": {"code": "internal_error", "message": "Not JSON.", "fields": {}}}
-        if response.status_code < 400 and not full:
-            data = compact_answer(spec.compact, data)
-        return ToolAnswer(response.status_code, data)
+        answer = call_action(spec, bank, arguments, raw_token)
+        if spec.compact is not None and not answer.is_error and not full:
+            answer.data = compact_answer(spec.compact, answer.data)
+        return answer
     finally:
         close_old_connections()

@@ -12,15 +12,14 @@ from graph.actions.edges import AddAlias, RemoveAlias
 from graph.admin.common import (
     NoHistoryRevertMixin,
     _refuse_gone,
-    execute_as,
     form_with_caller,
-    run_as_staff,
     taken_message,
 )
 from graph.models import (
     Alias,
 )
 from graph.resolution import aliases as alias_service
+from kb.actions.staff import execute_as, run_as_staff
 from kb.admin_filters import BankFilter
 from kb.errors import KbError
 

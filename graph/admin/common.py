@@ -16,7 +16,6 @@ from kb.models import Entry, EntryStatus
 GONE = (EntryStatus.MERGED, EntryStatus.DELETED)
 
 
-
 def form_with_caller(form_class, request):
     """``form_class`` bound to the admin request's caller (a subclass per request, so the
     form's ``_post_clean`` runs its action as that staff member)."""

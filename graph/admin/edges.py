@@ -27,15 +27,14 @@ from graph.admin.common import (
     _entry_label,
     _refuse_gone,
     _relation_label,
-    execute_as,
     form_with_caller,
-    run_as_staff,
 )
 from graph.edges import links as edge_service
 from graph.models import (
     Edge,
     EdgeType,
 )
+from kb.actions.staff import execute_as, run_as_staff
 from kb.admin_filters import BankFilter
 from kb.errors import KbError
 

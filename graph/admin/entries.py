@@ -32,7 +32,6 @@ from graph.admin.common import (
     NoHistoryRevertMixin,
     _check_type_bank,
     _refuse_gone,
-    run_as_staff,
     taken_message,
 )
 from graph.admin.entry_actions import EntryCurationActions
@@ -46,6 +45,7 @@ from graph.models import (
     EdgeType,
 )
 from graph.resolution import aliases as alias_service
+from kb.actions.staff import run_as_staff
 from kb.admin import EntryAdmin
 from kb.admin_filters import as_pk
 from kb.errors import KbError

@@ -21,7 +21,6 @@ from graph.actions.curation import MergeEntries, SplitEntry
 from graph.actions.entries import DeleteEntry, RestoreEntry, RetireEntry
 from graph.admin.common import (
     GONE,
-    run_as_staff,
 )
 from graph.curation.delete import plan_delete
 from graph.curation.merge import plan_merge
@@ -29,6 +28,7 @@ from graph.edges import links as edge_service
 from graph.models import (
     Edge,
 )
+from kb.actions.staff import run_as_staff
 from kb.errors import KbError
 from kb.models import Entry, EntryStatus
 

@@ -10,7 +10,7 @@ from collections import defaultdict
 from django.contrib import admin, messages
 
 from graph.actions.extraction import RunExtraction
-from graph.admin.common import run_as_staff
+from kb.actions.staff import run_as_staff
 
 
 @admin.action(description="Extract edge proposals from selected (local extractor)")

@@ -16,11 +16,11 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from graph.actions.extraction import DecideEdgeProposal
-from graph.admin.common import run_as_staff
 from graph.admin.entries import BankScopedAutocomplete
 from graph.curation import edge_proposals as queue
 from graph.ingest.extract import confidence as scoring
 from graph.models import EdgeProposal, EdgeProposalStatus
+from kb.actions.staff import run_as_staff
 from kb.admin_filters import BankFilter
 from kb.banks_directory import switcher_suggestions
 from kb.errors import KbError

@@ -13,7 +13,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from graph.actions.curation import RevertOperation
-from graph.admin.common import run_as_staff
 from graph.curation import revert
 from graph.curation.timeline import describe_revert, operation_story
 from graph.models import (
@@ -21,6 +20,7 @@ from graph.models import (
     Edge,
     EdgeType,
 )
+from kb.actions.staff import run_as_staff
 from kb.admin_audit import OperationAdmin
 from kb.errors import KbError
 from kb.models import Entry, Operation

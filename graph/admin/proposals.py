@@ -12,7 +12,6 @@ from django.utils.html import format_html
 from graph.actions.curation import DecideMergeProposal
 from graph.admin.common import (
     GONE,
-    run_as_staff,
 )
 from graph.admin.merge import edges_table
 from graph.curation.decisions import OPEN
@@ -21,6 +20,7 @@ from graph.models import (
     MergeProposal,
     ProposalStatus,
 )
+from kb.actions.staff import run_as_staff
 from kb.admin_filters import BankFilter
 from kb.errors import KbError
 
