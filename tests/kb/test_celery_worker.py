@@ -181,8 +181,15 @@ def test_import_bank_command_waits_for_the_workers_embedding_job(
     path = tmp_path / "waited.jsonl"
     path.write_text(
         "\n".join(
-            json.dumps({"type": "entry", "key": f"waited:{i}", "title": f"Waited {i}",
-                        "content": f"Embedded by the worker {i}.", "kind": "fact"})
+            json.dumps(
+                {
+                    "type": "entry",
+                    "key": f"waited:{i}",
+                    "title": f"Waited {i}",
+                    "content": f"Embedded by the worker {i}.",
+                    "kind": "fact",
+                }
+            )
             for i in range(40)
         )
     )
