@@ -17,8 +17,7 @@ from graph.curation import merge as curation
 from graph.curation.split import split_entry
 from graph.models import Alias, MergeProposal
 from kb.actions.base import Action
-from kb.errors import InvalidInput, NotFound
-from kb.inputs import parse_int_id
+from kb.errors import InvalidInput
 from kb.models import Entry, Operation, Scope
 
 DEFAULT_PAGE = 50
@@ -53,15 +52,6 @@ class MergeEntries(Action):
         return result.as_json()
 
 
-def find_operation(bank, op_id) -> Operation:
-    try:
-        return Operation.objects.get(bank=bank, pk=parse_int_id(op_id, "op_id"))
-    except Operation.DoesNotExist:
-        raise NotFound(
-            f"No operation {op_id!r} in this bank.", code="operation_not_found"
-        ) from None
-
-
 class ReadOperation(Action):
     """An operation and the rows it changed."""
 
@@ -70,7 +60,7 @@ class ReadOperation(Action):
     path_ids = {"op_id": "op_id"}
 
     def execute(self) -> Operation:
-        return find_operation(self.bank, self.ids["op_id"])
+        return revert.get_operation(self.bank, self.ids["op_id"])
 
     def present(self, op: Operation) -> dict:
         return {
@@ -106,7 +96,7 @@ class RevertOperation(Action):
     def execute(self):
         return revert.revert_operation(
             self.bank,
-            find_operation(self.bank, self.ids["op_id"]).pk,
+            revert.get_operation(self.bank, self.ids["op_id"]).pk,
             self.data["reason"],
             force=self.data["force"],
             actor=self.caller.actor,

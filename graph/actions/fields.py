@@ -6,8 +6,7 @@ from __future__ import annotations
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from kb.api.errors import ApiError
-from kb.api.params import unknown_fields
+from kb.api.params import refuse_unknown, unknown_fields
 from kb.api.schemas import NonBlankField
 from kb.errors import InvalidInput, KbError
 
@@ -52,12 +51,5 @@ def named_fields_only(serializer_class, body) -> dict:
         body = {}
     if not isinstance(body, dict):
         raise KbError("The body must be a JSON object.", code="invalid_body")
-    unknown = unknown_fields(serializer_class(), body)
-    if unknown:
-        raise ApiError(
-            400,
-            "invalid_input",
-            f"Unknown fields: {', '.join(unknown)}.",
-            dict.fromkeys(unknown, "Unknown field."),
-        )
+    refuse_unknown(unknown_fields(serializer_class(), body))
     return dict(body)

@@ -134,14 +134,7 @@ def refresh_layout(bank: Bank, rows: GraphRows | None = None) -> LayoutBuild:
     rows = rows or read_graph(bank)
     layout = compute_layout([n[0] for n in rows.nodes], [(e[1], e[2]) for e in rows.edges])
     ids = [n[0] for n in rows.nodes]
-    packed = np.zeros(len(ids), dtype=POSITION_DTYPE)
-    packed["id"] = ids
-    if ids:
-        packed["xyz"] = [layout.xyz[pk] for pk in ids]
-        packed["xy"] = [layout.xy[pk] for pk in ids]
-        packed["community"] = [
-            -1 if layout.community.get(pk) is None else layout.community[pk] for pk in ids
-        ]
+    packed = pack_positions(layout, ids)
     took = (time.perf_counter() - started) * 1000
     GraphLayout.objects.update_or_create(
         bank=bank,
@@ -186,6 +179,20 @@ def request_layout(bank_pk: int) -> bool:
         robust=True,
     )
     return True
+
+
+def pack_positions(layout, ids: list[int]) -> np.ndarray:
+    """The stored form of a layout's positions for ``ids`` (``POSITION_DTYPE`` rows; a node
+    outside any community gets -1)."""
+    packed = np.zeros(len(ids), dtype=POSITION_DTYPE)
+    packed["id"] = ids
+    if ids:
+        packed["xyz"] = [layout.xyz[pk] for pk in ids]
+        packed["xy"] = [layout.xy[pk] for pk in ids]
+        packed["community"] = [
+            -1 if layout.community.get(pk) is None else layout.community[pk] for pk in ids
+        ]
+    return packed
 
 
 def run_requested(bank_pk: int, requested_at: str | None = None) -> str:

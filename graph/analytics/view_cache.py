@@ -29,7 +29,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from graph.analytics.layout import Layout, compute_layout
-from graph.analytics.layout_store import POSITION_DTYPE, fingerprint_of
+from graph.analytics.layout_store import POSITION_DTYPE, fingerprint_of, pack_positions
 from graph.models import Community, ViewLayout
 from kb.models import Bank
 
@@ -44,15 +44,7 @@ def community_key(community_id: int, cap: int, kinds: list[str] | None) -> str:
 
 
 def _pack(layout: Layout, ids: list[int]) -> bytes:
-    packed = np.zeros(len(ids), dtype=POSITION_DTYPE)
-    packed["id"] = ids
-    if ids:
-        packed["xyz"] = [layout.xyz[pk] for pk in ids]
-        packed["xy"] = [layout.xy[pk] for pk in ids]
-        packed["community"] = [
-            -1 if layout.community.get(pk) is None else layout.community[pk] for pk in ids
-        ]
-    return packed.tobytes()
+    return pack_positions(layout, ids).tobytes()
 
 
 def _unpack(row: ViewLayout) -> Layout:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from kb.api.errors import ApiError
+from kb.api.params import whole_number_in
 
 
 class WholeNumber(serializers.IntegerField):
@@ -14,19 +14,4 @@ class WholeNumber(serializers.IntegerField):
     "<name> must be a whole number from <low> to <high>." — the schema keeps the bounds."""
 
     def to_internal_value(self, data):
-        low, high = self.min_value, self.max_value
-        if isinstance(data, bool) or not isinstance(data, int | str):
-            value = low - 1
-        else:
-            try:
-                value = int(data)
-            except ValueError:
-                value = low - 1
-        if not low <= value <= high:
-            raise ApiError(
-                400,
-                "invalid_input",
-                f"{self.field_name} must be a whole number from {low} to {high}.",
-                {self.field_name: f"Between {low} and {high}."},
-            )
-        return value
+        return whole_number_in(self.field_name, data, self.min_value, self.max_value)

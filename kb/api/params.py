@@ -10,16 +10,20 @@ from kb.api.errors import ApiError
 from kb.inputs import single_param
 
 
-def reject_unknown(body: dict, allowed: Iterable[str]) -> None:
-    """400 ``invalid_input`` naming every field of ``body`` that is not ``allowed``."""
-    unknown = sorted(set(body) - set(allowed))
+def refuse_unknown(unknown: list[str], code: str = "invalid_input") -> None:
+    """400 ``code`` naming every field path of ``unknown`` (nothing when it is empty)."""
     if unknown:
         raise ApiError(
             400,
-            "invalid_input",
+            code,
             f"Unknown fields: {', '.join(unknown)}.",
             dict.fromkeys(unknown, "Unknown field."),
         )
+
+
+def reject_unknown(body: dict, allowed: Iterable[str]) -> None:
+    """400 ``invalid_input`` naming every field of ``body`` that is not ``allowed``."""
+    refuse_unknown(sorted(set(body) - set(allowed)))
 
 
 def _type_error(path: str, expected: str) -> ApiError:
@@ -123,17 +127,11 @@ def reject_undocumented(view, request, body: dict) -> None:
     serializer = documented_request(view, request.method)
     if serializer is None:
         return
-    unknown = unknown_fields(serializer, body)
-    if unknown:
-        # A view whose service names its own code for a bad field keeps it (API.md: entries
-        # answer invalid_entry), so the contract's codes do not change.
-        code = getattr(view, "unknown_field_code", "invalid_input")
-        raise ApiError(
-            400,
-            code,
-            f"Unknown fields: {', '.join(unknown)}.",
-            dict.fromkeys(unknown, "Unknown field."),
-        )
+    # A view whose service names its own code for a bad field keeps it (API.md: entries
+    # answer invalid_entry), so the contract's codes do not change.
+    refuse_unknown(
+        unknown_fields(serializer, body), getattr(view, "unknown_field_code", "invalid_input")
+    )
 
 
 def validated(serializer_class, body: dict) -> dict:
@@ -155,16 +153,15 @@ def query_text(data: dict, field: str = "query") -> str:
     return text
 
 
-def int_param(request, name: str, default: int, low: int, high: int) -> int:
-    """An integer query parameter in [low, high] (``default`` when absent). Given twice, or
-    given empty, it is not a whole number: 400, as the schema (one integer) says."""
-    raw = single_param(request.query_params, name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = low - 1
+def whole_number_in(name: str, raw, low: int, high: int) -> int:
+    """``raw`` (a JSON integer or the text of one) as a whole number in [low, high], else 400
+    ``invalid_input`` "<name> must be a whole number from <low> to <high>."."""
+    value = low - 1
+    if isinstance(raw, int | str) and not isinstance(raw, bool):
+        try:
+            value = int(raw)
+        except ValueError:
+            value = low - 1
     if not low <= value <= high:
         raise ApiError(
             400,
@@ -173,6 +170,15 @@ def int_param(request, name: str, default: int, low: int, high: int) -> int:
             {name: f"Between {low} and {high}."},
         )
     return value
+
+
+def int_param(request, name: str, default: int, low: int, high: int) -> int:
+    """An integer query parameter in [low, high] (``default`` when absent). Given twice, or
+    given empty, it is not a whole number: 400, as the schema (one integer) says."""
+    raw = single_param(request.query_params, name)
+    if raw is None:
+        return default
+    return whole_number_in(name, raw, low, high)
 
 
 def int_query(name: str, default: int, low: int, high: int, description: str = ""):
