@@ -61,16 +61,6 @@ class Step:
     direction: str = "out"
 
     def as_json(self) -> dict:
-        stamps: dict[dt.datetime, str] = {}  # the edges of one import share their timestamps
-
-        def stamp(value: dt.datetime | None) -> str | None:
-            if value is None:
-                return None
-            text = stamps.get(value)
-            if text is None:
-                text = stamps[value] = value.isoformat()
-            return text
-
         return {"relations": list(self.relations), "direction": self.direction}
 
 
@@ -84,16 +74,6 @@ class Limits:
     max_evidence_tokens: int = 2000
 
     def as_json(self) -> dict:
-        stamps: dict[dt.datetime, str] = {}  # the edges of one import share their timestamps
-
-        def stamp(value: dt.datetime | None) -> str | None:
-            if value is None:
-                return None
-            text = stamps.get(value)
-            if text is None:
-                text = stamps[value] = value.isoformat()
-            return text
-
         return {
             "max_depth": self.max_depth,
             "max_expansions": self.max_expansions,
