@@ -182,7 +182,6 @@ def _query_tool(kind: dict) -> ToolSpec:
                 "dependencies (use traverse)."
             ),
         ),
-        kinds={"items": kind},
     )
 
 
@@ -243,7 +242,6 @@ def _link_tools(relation: dict) -> list[ToolSpec]:
                 ),
                 compact="edge",
             ),
-            relation=relation,
         ),
         action_tool(
             UnlinkEdge,
@@ -286,25 +284,6 @@ def _walk_tools(relation: dict, direction: dict) -> list[ToolSpec]:
                     "answer is partial. Not for open questions (use query_knowledge_bank)."
                 ),
             ),
-            start={
-                "anyOf": [
-                    {"type": "string"},
-                    *(
-                        {"type": "object", "properties": {how: {"type": "string"}}}
-                        for how in ("id", "key", "name")
-                    ),
-                ]
-            },
-            steps={
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "relations": {"type": "array", "items": relation},
-                        "direction": direction,
-                    },
-                }
-            },
-            relations={"items": relation},
         ),
     ]
 
@@ -412,7 +391,6 @@ def _context_and_proposal_tools() -> list[ToolSpec]:
                     "list of edges: nothing here counts until it is accepted."
                 ),
             ),
-            status={"enum": ["open", "accepted", "rejected", "all"]},
         ),
         action_tool(
             DecideEdgeProposal,

@@ -13,7 +13,7 @@ from graph.edges import links
 from graph.models import EdgeSource
 from graph.resolution import aliases as alias_service
 from kb.actions.base import Action
-from kb.api.schemas import InstantField
+from kb.api.schemas import InstantField, RelationField
 from kb.models import Scope
 from kb.services.entries import find_entry
 from kb.services.feedback import note_warnings
@@ -35,7 +35,7 @@ class EdgeEndsMixin:
 
 
 class EdgeCreateSerializer(EdgeEndsMixin, serializers.Serializer):
-    relation = serializers.CharField(
+    relation = RelationField(
         help_text="A relation of this bank's vocabulary (corrects, depends_on, …)."
     )
     note = serializers.CharField(
@@ -68,7 +68,7 @@ class ReasonSerializer(serializers.Serializer):
 
 
 class RetypeSerializer(ReasonSerializer):
-    relation = serializers.CharField(help_text="The new relation.")
+    relation = RelationField(help_text="The new relation.")
     label = serializers.CharField(
         required=False, allow_blank=True, help_text="Free text for relation 'other'."
     )

@@ -35,7 +35,7 @@ from kb.api import schemas
 from kb.api.errors import ApiError
 from kb.api.openapi import schema_keywords
 from kb.api.params import reject_unknown
-from kb.api.schemas import InstantField, NonBlankField
+from kb.api.schemas import InstantField, KindField, NonBlankField, RelationField
 from kb.models import Scope
 from kb.services.entries import find_entry
 
@@ -44,7 +44,7 @@ from kb.services.entries import find_entry
 
 def _relation_names(**kwargs):
     return serializers.ListField(
-        child=NonBlankField(), min_length=1, max_length=MAX_RELATIONS_PER_STEP, **kwargs
+        child=RelationField(), min_length=1, max_length=MAX_RELATIONS_PER_STEP, **kwargs
     )
 
 
@@ -126,7 +126,7 @@ class TraverseRequestSerializer(serializers.Serializer):
     valid_at = InstantField(required=False, allow_null=True)
     as_of = serializers.DateTimeField(required=False, allow_null=True)
     kinds = serializers.ListField(
-        child=serializers.CharField(),
+        child=KindField(),
         required=False,
         allow_null=True,
         min_length=1,

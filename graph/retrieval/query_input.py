@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from kb.api.schemas import NonBlankField
+from kb.api.schemas import KindField, NonBlankField
 
 
 class QueryRequestSerializer(serializers.Serializer):
@@ -47,7 +47,7 @@ class QueryRequestSerializer(serializers.Serializer):
         "with the vector ranking; false: vectors only.",
     )
     kinds = serializers.ListField(
-        child=serializers.CharField(),
+        child=KindField(),
         required=False,
         allow_null=True,
         help_text="Only these kinds.",

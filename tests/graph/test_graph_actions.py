@@ -46,7 +46,8 @@ def test_converted_tools_are_generated_from_their_actions():
                 declared |= set(declaration().fields)
         extra = {"bank", "full"} if spec.compact else {"bank"}
         assert set(input_schema(spec)["properties"]) == declared | extra, name
-    link = input_schema(_spec("link_entries"))
+    # The bank's own relations, from the declaration's x-vocabulary mark (one bank: an enum).
+    link = input_schema(_spec("link_entries"), {"acme": {"relation": ["cites", "corrects"]}})
     assert link["properties"]["relation"]["enum"] == ["cites", "corrects"]
     assert link["properties"]["relation"]["description"]  # the declaration's, kept
     assert set(link["required"]) == {"from", "to", "relation"}
