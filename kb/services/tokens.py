@@ -165,9 +165,6 @@ def revoke_tokens(tokens: Iterable[AgentToken], actor: str = "", reason: str = "
         token.revoked_at = now
         for bank in token.banks.all():
             by_bank.setdefault(bank.pk, (bank, []))[1].append(token.prefix)
-    from config.serving import context
-
-    request = context.current()
     for bank, prefixes in by_bank.values():
         start_operation(
             bank,
@@ -176,7 +173,6 @@ def revoke_tokens(tokens: Iterable[AgentToken], actor: str = "", reason: str = "
             reason=reason or audit.current().reason or "token revoked",
             details={"tokens": prefixes},
             created_at=now,
-            request_id=request.request_id if request is not None else "",
         )
     if fresh:
         logger.info("Revoked %s by %s", ", ".join(t.prefix for t in fresh), actor)

@@ -132,8 +132,18 @@ def test_embedding_task_runs_on_a_real_worker(celery_worker_process, bank, clien
     )
     assert response.status_code == 201
     entry = Entry.objects.get(bank=bank, short_id=response.json()["id"])
-    # The request committed and returned before the vectors existed: the worker makes them.
-    embedding = wait_for(lambda: EntryEmbedding.objects.filter(entry=entry).first())
+    # A learning's vectors are stored by its request (one model pass); an edit's are left to
+    # the background job: the request commits and returns, and the worker (whose embedder is
+    # the hashing one) makes them.
+    edited = client_rw.patch(
+        f"/api/v1/banks/{bank.slug}/entries/{entry.short_id}",
+        {"content": "Embedded again, by the Celery worker."},
+        format="json",
+    )
+    assert edited.status_code == 200
+    embedding = wait_for(
+        lambda: EntryEmbedding.objects.filter(entry=entry, model="hashing-test-only").first()
+    )
     assert embedding is not None, "the worker never embedded the entry"
     assert embedding.model == "hashing-test-only"
     assert embedding.content is not None and len(embedding.content) == 384

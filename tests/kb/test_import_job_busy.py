@@ -13,7 +13,7 @@ from kb.services.import_jobs import queue_import_job
 from kb.services.job_runs import _LOCK_NAMESPACE
 from kb.tasks import run_import_job
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 LINES = "\n".join(
     f'{{"type": "entry", "key": "busy:{i}", "title": "Busy fact {i}", '
