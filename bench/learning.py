@@ -114,7 +114,7 @@ class ModelCalls:
 @contextlib.contextmanager
 def mode(name: str):
     """Switch the view to ``name``: the one pass, or the flow before it (eager or broker)."""
-    from kb.api import views
+    from graph.actions import entries as views  # where a learning opens its one model pass
     from kb.tasks import embed_entries_task
 
     saved = (views.one_forward_pass, embed_entries_task.delay)
