@@ -85,9 +85,6 @@ def _list_tools_sync(raw_token: str) -> list[Tool]:
         vocabularies = _vocabularies(raw_token)
     finally:
         close_old_connections()
-    # The hand-written tools (not yet actions) enumerate the union of the token's banks.
-    relations = sorted({n for v in vocabularies.values() for n in v["relation"]})
-    kinds = sorted({n for v in vocabularies.values() for n in v["kind"]})
     return [
         Tool(
             name=spec.name,
@@ -100,7 +97,7 @@ def _list_tools_sync(raw_token: str) -> list[Tool]:
                 open_world_hint=False,
             ),
         )
-        for spec in tool_specs(relations, kinds)
+        for spec in tool_specs()
     ]
 
 

@@ -2,14 +2,14 @@
 "Edge extraction"): what each mirrors over REST, its description for a
 model, and its input schema (relations and kinds enumerated from the banks' vocabulary).
 
-A tool's arguments are the REST request's fields with the same names, plus ``bank``; a path id
-is ``id`` (entry), ``edge_id``, ``claim_id``, ``process_id`` or ``proposal_id``. ``dispatch`` sends the path ids
-into the path, the query fields into the query string and everything else into the body.
+A tool's arguments are its action's declared fields with the REST names, plus ``bank``; a path
+id is ``id`` (entry), ``edge_id``, ``claim_id``, ``process_id`` or ``proposal_id``.
+``dispatch`` splits them as the action declares them (path ids, query fields, body).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 from graph.actions.edges import LinkEntries, UnlinkEdge
 from graph.actions.entries import CreateEntry, ReadEntry, RetireEntry, VerifyEntry
@@ -48,56 +48,16 @@ NOTE_RULE = (
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One tool: its REST mirror and its advertised schema."""
+    """One tool: the action it runs (a :class:`kb.actions.base.Action`, whose declaration is
+    its schema, see :func:`input_schema`) and what a model reads about it."""
 
     name: str
-    method: str
-    path: str  # under /api/v1/, with {bank} and the path ids in braces
     description: str
-    properties: dict
-    required: tuple[str, ...] = ()
-    query_fields: frozenset[str] = frozenset()
+    action: type
     read_only: bool = False
-    alt_path: str | None = None  # used when the path id is absent (workflow_gaps lists)
-    path_ids: tuple[str, ...] = field(default=())
-    # The tool's action (a kb.actions.base.Action class: its declaration is the schema), or
-    # a name in ``dispatch.ACTIONS``; None: the REST view through a built request.
-    action: type | str | None = None
     # "entry_read", "entry_written" or "edge": the tool answers compactly unless `full: true`
     # (mcpserver.compact); None: the REST answer as it is.
     compact: str | None = None
-
-
-def serializer_schema(serializer) -> dict:
-    """JSON Schema properties of a DRF serializer's fields: the action's declaration is the
-    tool's schema (types, bounds, defaults and the help texts as descriptions)."""
-    from rest_framework import serializers
-
-    properties = {}
-    for name, f in serializer.fields.items():
-        if isinstance(f, serializers.BooleanField):
-            prop: dict = {"type": "boolean"}
-        elif isinstance(f, serializers.IntegerField):
-            prop = {"type": "integer"}
-            if f.min_value is not None:
-                prop["minimum"] = f.min_value
-            if f.max_value is not None:
-                prop["maximum"] = f.max_value
-        elif isinstance(f, serializers.ListField):
-            prop = {"type": "array", "items": {"type": "string"}}
-            if f.max_length is not None:
-                prop["maxItems"] = f.max_length
-        else:
-            prop = {"type": "string"}
-        if getattr(f, "allow_null", False):
-            prop["type"] = [prop["type"], "null"]
-        default = f.default
-        if default is not serializers.empty and not callable(default):
-            prop["default"] = default
-        if f.help_text:
-            prop["description"] = str(f.help_text)
-        properties[name] = prop
-    return properties
 
 
 PATH_ID_SCHEMAS = {"id": ENTRY_ID}
@@ -129,58 +89,25 @@ def action_schema(action_class) -> tuple[dict, tuple[str, ...]]:
 def action_tool(action_class, *, name: str, description: str, **kw) -> ToolSpec:
     """A tool that runs ``action_class``; its schema is generated from the action when the
     tool is listed (:func:`input_schema`), never at import."""
-    return ToolSpec(
-        name=name,
-        method="",
-        path="",
-        description=description,
-        properties={},
-        action=action_class,
-        **kw,
-    )
+    return ToolSpec(name=name, description=description, action=action_class, **kw)
 
 
-def with_properties(spec: ToolSpec, **properties) -> ToolSpec:
-    """``spec`` with some properties narrowed (a bank's relation or kind enum) over what the
-    declaration says (its type, bounds and description stay)."""
-    merged = dict(spec.properties)
-    for name, prop in properties.items():
-        merged[name] = {**merged.get(name, {}), **prop}
-    return replace(spec, properties=merged)
-
-
-def _tools(relations: list[str], kinds: list[str]) -> list[ToolSpec]:
-    relation = {"type": "string", "enum": relations} if relations else {"type": "string"}
-    kind = {"type": "string", "enum": kinds} if kinds else {"type": "string"}
-    direction = {"type": "string", "enum": ["out", "in", "both"]}
-    return [
-        _query_tool(kind),
-        *_entry_tools(),
-        *_link_tools(relation),
-        *_walk_tools(relation, direction),
-        *_lifecycle_and_claim_tools(),
-        *_context_and_proposal_tools(),
-    ]
-
-
-def _query_tool(kind: dict) -> ToolSpec:
+def _query_tool() -> ToolSpec:
     """The fold query (graph's QueryAction)."""
-    return with_properties(
-        action_tool(
-            QueryAction,
-            name="query_knowledge_bank",
-            read_only=True,
-            description=(
-                "Search the team's knowledge bank before you start or when you hit a problem: "
-                "recipes, gotchas, decisions, playbooks written by earlier agents and staff. "
-                "Ask in words, as you would ask a colleague ('how do I log in to production "
-                "with playwright'). Results are folded: near-duplicates and corrections come "
-                "as `related` pointers on one result, and `neighbors` are entries one edge "
-                "away, each with a note saying why you would follow it. Fetch a pointer with "
-                "get_entry only when its note says it matters for your task. Not for looking "
-                "up one known name or id (use resolve or get_entry) nor for walking "
-                "dependencies (use traverse)."
-            ),
+    return action_tool(
+        QueryAction,
+        name="query_knowledge_bank",
+        read_only=True,
+        description=(
+            "Search the team's knowledge bank before you start or when you hit a problem: "
+            "recipes, gotchas, decisions, playbooks written by earlier agents and staff. "
+            "Ask in words, as you would ask a colleague ('how do I log in to production "
+            "with playwright'). Results are folded: near-duplicates and corrections come "
+            "as `related` pointers on one result, and `neighbors` are entries one edge "
+            "away, each with a note saying why you would follow it. Fetch a pointer with "
+            "get_entry only when its note says it matters for your task. Not for looking "
+            "up one known name or id (use resolve or get_entry) nor for walking "
+            "dependencies (use traverse)."
         ),
     )
 
@@ -225,23 +152,21 @@ def _entry_tools() -> list[ToolSpec]:
     ]
 
 
-def _link_tools(relation: dict) -> list[ToolSpec]:
+def _link_tools() -> list[ToolSpec]:
     """Link and unlink: generated from their actions."""
     return [
-        with_properties(
-            action_tool(
-                LinkEntries,
-                name="link_entries",
-                description=(
-                    "Join two existing entries with a typed edge when you are sure they belong "
-                    "together: one corrects, supersedes or clarifies the other, a recipe cites "
-                    "an analysis, a service depends_on another. Direction matters: `from` "
-                    "corrects `to`. " + NOTE_RULE + " Not for mere similarity: never link on a "
-                    "hunch. When you are writing a new learning, put the connection in "
-                    "report_learning instead." + COMPACT_EDGE
-                ),
-                compact="edge",
+        action_tool(
+            LinkEntries,
+            name="link_entries",
+            description=(
+                "Join two existing entries with a typed edge when you are sure they belong "
+                "together: one corrects, supersedes or clarifies the other, a recipe cites "
+                "an analysis, a service depends_on another. Direction matters: `from` "
+                "corrects `to`. " + NOTE_RULE + " Not for mere similarity: never link on a "
+                "hunch. When you are writing a new learning, put the connection in "
+                "report_learning instead." + COMPACT_EDGE
             ),
+            compact="edge",
         ),
         action_tool(
             UnlinkEdge,
@@ -257,7 +182,7 @@ def _link_tools(relation: dict) -> list[ToolSpec]:
     ]
 
 
-def _walk_tools(relation: dict, direction: dict) -> list[ToolSpec]:
+def _walk_tools() -> list[ToolSpec]:
     """Resolve and traverse: generated from their actions."""
     return [
         action_tool(
@@ -271,18 +196,16 @@ def _walk_tools(relation: dict, direction: dict) -> list[ToolSpec]:
                 "questions (use query_knowledge_bank)."
             ),
         ),
-        with_properties(
-            action_tool(
-                TraverseGraph,
-                name="traverse",
-                read_only=True,
-                description=(
-                    "Walk typed edges from one entry with explicit limits: who depends on a "
-                    "service, what a step requires, who owns it. Give `steps` (one allow-list of "
-                    "relations and a direction per hop) or `relations` + `direction` + "
-                    "`max_depth`. Paths come with the edges' evidence; `truncated` tells you the "
-                    "answer is partial. Not for open questions (use query_knowledge_bank)."
-                ),
+        action_tool(
+            TraverseGraph,
+            name="traverse",
+            read_only=True,
+            description=(
+                "Walk typed edges from one entry with explicit limits: who depends on a "
+                "service, what a step requires, who owns it. Give `steps` (one allow-list of "
+                "relations and a direction per hop) or `relations` + `direction` + "
+                "`max_depth`. Paths come with the edges' evidence; `truncated` tells you the "
+                "answer is partial. Not for open questions (use query_knowledge_bank)."
             ),
         ),
     ]
@@ -378,18 +301,16 @@ def _context_and_proposal_tools() -> list[ToolSpec]:
                 "engineering knowledge (use query_knowledge_bank)."
             ),
         ),
-        with_properties(
-            action_tool(
-                ListEdgeProposals,
-                name="list_edge_proposals",
-                read_only=True,
-                description=(
-                    "Curators only (scope curate): the review queue of edges proposed by extraction "
-                    "from entries' prose, most confident first. Each proposal quotes the verbatim "
-                    "span that states it; `from`/`to` are null when a name did not resolve to "
-                    "exactly one entry. Page with `cursor` (the previous answer's `next`). Not a "
-                    "list of edges: nothing here counts until it is accepted."
-                ),
+        action_tool(
+            ListEdgeProposals,
+            name="list_edge_proposals",
+            read_only=True,
+            description=(
+                "Curators only (scope curate): the review queue of edges proposed by extraction "
+                "from entries' prose, most confident first. Each proposal quotes the verbatim "
+                "span that states it; `from`/`to` are null when a name did not resolve to "
+                "exactly one entry. Page with `cursor` (the previous answer's `next`). Not a "
+                "list of edges: nothing here counts until it is accepted."
             ),
         ),
         action_tool(
@@ -406,11 +327,17 @@ def _context_and_proposal_tools() -> list[ToolSpec]:
     ]
 
 
-def tool_specs(
-    relations: list[str] | None = None, kinds: list[str] | None = None
-) -> list[ToolSpec]:
-    """Every tool, with ``relations`` and ``kinds`` as enums where given."""
-    return _tools(sorted(set(relations or [])), sorted(set(kinds or [])))
+def tool_specs() -> list[ToolSpec]:
+    """Every tool. Relations and kinds are enumerated per bank when the tools are listed
+    (:func:`input_schema` with the caller's vocabularies), not here."""
+    return [
+        _query_tool(),
+        *_entry_tools(),
+        *_link_tools(),
+        *_walk_tools(),
+        *_lifecycle_and_claim_tools(),
+        *_context_and_proposal_tools(),
+    ]
 
 
 TOOL_NAMES = tuple(spec.name for spec in tool_specs())
@@ -420,17 +347,11 @@ def input_schema(spec: ToolSpec, vocabularies: dict | None = None) -> dict:
     """The tool's JSON Schema: ``bank`` plus its arguments. An action's are generated from its
     declaration, with the per-bank vocabulary of ``vocabularies`` ({slug: {"relation": [...],
     "kind": [...]}}, the banks of the caller's token) on fields marked ``x-vocabulary``."""
-    from kb.actions.base import Action
     from mcpserver.schema import with_vocabulary
 
-    properties, required = spec.properties, spec.required
-    if isinstance(spec.action, type) and issubclass(spec.action, Action):
-        properties, required = action_schema(spec.action)
-        # Narrowings the tool list lays over the declaration (a relation or kind enum).
-        for name, prop in spec.properties.items():
-            properties = {**properties, name: {**properties.get(name, {}), **prop}}
-        if spec.compact:
-            properties = {**properties, "full": FULL}
+    properties, required = action_schema(spec.action)
+    if spec.compact:
+        properties = {**properties, "full": FULL}
     schema = {"type": "object", "properties": {"bank": BANK, **properties}}
     if required:
         schema["required"] = list(required)

@@ -1,7 +1,7 @@
 """The query's declared input (issue 23): one DRF serializer that validates a request body
 (strict JSON types, unknown fields refused) and from which both the OpenAPI request schema
 (drf-spectacular) and the MCP ``query_knowledge_bank`` input schema
-(:func:`mcpserver.tools.serializer_schema`) are generated."""
+(:func:`mcpserver.tools.input_schema`, from the OpenAPI operation) are generated."""
 
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from rest_framework import authentication, exceptions
 
 from kb import audit
-from kb.api.errors import ApiError
 from kb.models import AgentToken, Bank, Scope
 from kb.services.tokens import authenticate_token_for_bank
 
@@ -82,31 +81,11 @@ def actor_for(request) -> str:
 
 
 def bank_for(request, slug: str, scope: str = Scope.READ) -> Bank:
-    """The bank ``slug`` if the caller holds it (else 404) with ``scope`` (else 403)."""
-    user = request.user
-    if isinstance(user, AgentPrincipal):
-        token = user.token
-        bank = user.held_bank(slug)
-        if bank is None:
-            raise ApiError(404, "bank_not_found", f"No bank {slug!r} is available to this token.")
-        if scope not in token.scopes:
-            # Scope.WRITE's repr is an enum's; messages name scopes as API.md does: 'write'.
-            name = Scope(scope).value
-            raise ApiError(
-                403,
-                "missing_scope",
-                f"This token lacks the '{name}' scope this request needs.",
-                {"scope": f"Needs '{name}'; the token has {', '.join(token.scopes) or 'none'}."},
-            )
-        if scope != Scope.READ:
-            throttle_writes(token)
-        return bank
-    if user is not None and getattr(user, "is_staff", False):
-        bank = Bank.objects.filter(slug=slug).first()
-        if bank is None:
-            raise ApiError(404, "bank_not_found", f"No bank {slug!r}.")
-        return bank
-    raise ApiError(404, "bank_not_found", f"No bank {slug!r} is available to you.")
+    """The bank ``slug`` if the caller holds it (else 404) with ``scope`` (else 403): the
+    request's :class:`~kb.actions.base.Caller` makes the one check every interface makes."""
+    from kb.api.actions import caller_for
+
+    return caller_for(request).bank(slug, scope)
 
 
 class AuditedViewMixin:

@@ -33,7 +33,7 @@ ACTION_TOOLS = {
 
 
 def _spec(name: str):
-    return next(s for s in tool_specs(["corrects", "cites"], ["gotcha"]) if s.name == name)
+    return next(s for s in tool_specs() if s.name == name)
 
 
 def test_converted_tools_are_generated_from_their_actions():
