@@ -10,7 +10,10 @@ from pathlib import Path
 HERE = Path(__file__).parent
 data = json.loads((HERE / "extraction_set3.json").read_text())
 # The writer's kinds named as the product's core kinds (a name mapping only).
-KINDS = {"document": "artifact", "place": "container", "procedure": "process", "system": "service"}
+KINDS = {
+    "document": "artifact", "place": "container", "procedure": "process", "system": "service",
+    "product": "artifact", "vendor": "other",
+}
 entries = [
     dict(e, kind=KINDS.get(e["kind"], e["kind"]), sentences=[]) for e in data["entries"]
 ]
