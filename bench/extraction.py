@@ -212,7 +212,7 @@ def by_sentence(bank, data: dict, refs: dict[str, int], show: bool) -> None:
         for sentence in item.get("sentences", []):
             cue = sentence.get("cue") or "-"
             gold = {(refs[a], rel, refs[b]) for a, rel, b in sentence["gold"]}
-            got, unresolved = set(), 0
+            got, unresolved, open_ends = set(), 0, []
             for st in extractor.read_sentence(sentence["text"]):
                 ends = []
                 for text, is_self in ((st.from_text, st.from_self), (st.to_text, st.to_self)):
@@ -220,6 +220,7 @@ def by_sentence(bank, data: dict, refs: dict[str, int], show: bool) -> None:
                     ends.append(source if is_self else found.entry_pk)
                 if None in ends:
                     unresolved += 1
+                    open_ends.append(f"    ? {st.from_text} -{st.relation}-> {st.to_text}")
                 elif ends[0] != ends[1]:
                     got.add((ends[0], st.relation, ends[1]))
             row = table[cue]
@@ -232,10 +233,11 @@ def by_sentence(bank, data: dict, refs: dict[str, int], show: bool) -> None:
                 row["from_modality"] += 1
             bad = [f"    + {titles[a]} -{r}-> {titles[b]}" for a, r, b in sorted(got - gold)]
             bad += [f"    - {titles[a]} -{r}-> {titles[b]}" for a, r, b in sorted(gold - got)]
+            bad += open_ends
             if bad:
                 lines.append(f"  [{cue}] {sentence['text']}")
                 lines.extend(bad)
-    print("by sentence (local; + wrong, - missed):")
+    print("by sentence (local; + wrong, - missed, ? an end unresolved):")
     print(f"  {'cue':<17}{'sents':>6}{'gold':>6}{'found':>6}{'wrong':>6}{'unres':>6}{'modal':>6}")
     total: Counter = Counter()
     for cue, row in sorted(table.items()):
