@@ -51,7 +51,6 @@ PARENTHETICAL_OPENERS = {
 }  # fmt: skip
 RELATIVE_PRONOUNS = {"that", "which", "whom", "who"}
 PRONOUNS = {"it", "they", "we", "he", "she", "you", "i", "one", "someone", "everyone"}
-COMPLEMENTIZERS = {"that", "whether", "how", "why", "what", "whatever"}
 # What may follow a noun phrase that ends there: a list item must be followed by one of these
 # (or punctuation, or the end), else it is the subject of a new clause ("…, and the Rigging
 # Crew keeps …") or a modifier of another noun ("the MCR phone tree").
@@ -105,7 +104,7 @@ def ends_noun_phrase(sentence: str, end: int) -> bool:
     return nxt is not None and nxt[0] in NP_FOLLOWERS
 
 
-def _mention_ending_at(mentions: list[Mention], end: int) -> Mention | None:
+def mention_ending_at(mentions: list[Mention], end: int) -> Mention | None:
     for m in mentions:
         if m.end == end:
             return m
@@ -119,7 +118,7 @@ def _strip_back(sentence: str, pos: int, mentions: list[Mention]) -> tuple[int, 
     while True:
         text = sentence[:pos].rstrip()
         m = re.search(r"['’]s?$", text)
-        owner = _mention_ending_at(mentions, m.start()) if m else None
+        owner = mention_ending_at(mentions, m.start()) if m else None
         if owner is not None:
             pos = owner.start
             continue
@@ -139,9 +138,9 @@ def relative_head(sentence: str, name: Mention, mentions: list[Mention]):
     w = re.search(r"([^\W_]+)$", sentence[:pos])
     if w and w.group(1).lower() in RELATIVE_PRONOUNS - {"who"}:
         before = sentence[: w.start(1)].rstrip().rstrip(",").rstrip()
-        return True, _mention_ending_at(mentions, len(before))
+        return True, mention_ending_at(mentions, len(before))
     if passed_det:  # "the ticketing system the Box Office runs": no "that", no comma
-        head = _mention_ending_at(mentions, pos)
+        head = mention_ending_at(mentions, pos)
         if head is not None:
             return True, head
     return False, None
@@ -151,7 +150,7 @@ def antecedent_of(sentence: str, pronoun_start: int, mentions: list[Mention]) ->
     """The name a subject relative pronoun ("X, who needs …", "X which follows …") stands
     for: the name right before it, a comma allowed."""
     before = sentence[:pronoun_start].rstrip().rstrip(",").rstrip()
-    return _mention_ending_at(mentions, len(before))
+    return mention_ending_at(mentions, len(before))
 
 
 def parenthetical_head(
@@ -166,7 +165,7 @@ def parenthetical_head(
         nxt = next_word(sentence, c + 1)
         if nxt is None or nxt[0] not in PARENTHETICAL_OPENERS:
             continue
-        head = _mention_ending_at(mentions, len(sentence[:c].rstrip()))
+        head = mention_ending_at(mentions, len(sentence[:c].rstrip()))
         if head is None:
             return None
         lead = words(sentence[clause_start_of(head.start) : head.start])

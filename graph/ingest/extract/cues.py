@@ -11,7 +11,6 @@
   it states no standing relation;
 - so does a history cue ("used to", "no longer", "formerly", "before 2022"): the sentence
   tells what was. A replacement stated as a past fact ("X replaced Y in 2021") is kept.
-- "shall" and "must" state an obligation, a standing rule: they are no hypothesis.
 
 Cue words are read outside the bank's names ("Flight Plan" is a name, not a plan).
 """
@@ -31,7 +30,7 @@ HEDGES = {
 }  # fmt: skip
 # Words that make the whole sentence a hypothesis, a plan or a hedge (not a fact of now).
 HYPOTHESIS = HEDGES | {
-    "if", "unless", "whether", "would", "will", "wo", "suppose", "supposing", "whenever",
+    "if", "unless", "whether", "would", "will", "shall", "wo", "suppose", "supposing", "whenever",
     "assuming", "hypothetically", "planned", "plans", "proposed", "proposes", "propose",
     "proposal", "intends", "intend", "intended", "someday", "eventually",
 }  # fmt: skip

@@ -72,6 +72,7 @@ class _Phrase:
     relation: str
     inverse: bool
     phrase: str
+    reduced: bool = False  # a participle without its verb: "X, run by Y," / "X: owned by Y"
 
 
 @dataclass
@@ -80,6 +81,7 @@ class _Subject:
     is_self: bool = False
     antecedent: Mention | None = None  # the object of a relative clause's verb ("that X owns")
     check_from: int = 0  # negation and hedge words count from here to the phrase
+    reduced: bool = False  # read for a participle: "X: owned by A, signed off by B"
 
 
 @dataclass
@@ -121,6 +123,25 @@ def _name_like(word: str) -> bool:
     return word[:1].isupper() or word[:1].isdigit() or (len(word) > 1 and word.isupper())
 
 
+IRREGULAR_PARTICIPLES = {
+    "run", "kept", "held", "led", "made", "built", "done", "set", "put", "read", "sent", "paid",
+    "bought", "brought", "taught", "told", "written", "given", "known", "shown", "drawn", "met",
+}  # fmt: skip
+
+
+def reduced_form(phrase: str) -> str | None:
+    """A passive phrase without its verb "to be": "is owned by" → "owned by", as in a reduced
+    relative clause ("The archive, run by Engineering, …") or a field ("Cue Sheet: owned by
+    …"); None for phrases that are not "is/are" + a participle."""
+    parts = phrase.split()
+    if len(parts) < 3 or parts[0].lower() not in {"is", "are", "was", "were"}:
+        return None
+    word = parts[1].lower()
+    if not (word.endswith(("ed", "en")) or word in IRREGULAR_PARTICIPLES):
+        return None
+    return " ".join(parts[1:])
+
+
 def plural_form(phrase: str) -> str | None:
     """The phrase with its first word in the plural (base) form: "requires" → "require",
     "relies on" → "rely on", "is owned by" → "are owned by"; None when it has none."""
@@ -149,29 +170,38 @@ class PhraseMatcher:
             for phrase, inverse in [(p, False) for p in rel.phrases] + [
                 (p, True) for p in rel.inverse_phrases
             ]:
-                for form, plural in ((phrase, False), (plural_form(phrase), True)):
+                forms = (
+                    (phrase, ""),
+                    (plural_form(phrase), "plural"),
+                    (reduced_form(phrase), "reduced"),
+                )
+                for form, variant in forms:
                     words = (form or "").lower().split()
                     if not words:
                         continue
                     pattern = r"\s+".join(re.escape(w) for w in words)
                     # A bank's own type wins a phrase over a core type (the more specific).
-                    rank = (len(form), rel.bank_defined, not plural)
+                    rank = (len(form), rel.bank_defined, not variant)
                     regex = re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.I)
-                    entries.append((rank, regex, rel.name, inverse, phrase, plural))
+                    entries.append((rank, regex, rel.name, inverse, phrase, variant))
         entries.sort(key=lambda e: e[0], reverse=True)
         self._entries = entries
 
     def find(self, sentence: str, mentions: list[Mention]) -> list[_Phrase]:
         taken: list[tuple[int, int]] = [(m.start, m.end) for m in mentions]
         found = []
-        for _, regex, relation, inverse, phrase, plural in self._entries:
+        for _, regex, relation, inverse, phrase, variant in self._entries:
             for m in regex.finditer(sentence):
                 if any(m.start() < e and s < m.end() for s, e in taken):
                     continue  # inside a name of the bank, or another phrase
-                if plural and (_words(sentence[: m.start()])[-1:] or [""])[0] in NOT_FINITE_BEFORE:
+                before = sentence[: m.start()]
+                if variant == "plural" and (_words(before)[-1:] or [""])[0] in NOT_FINITE_BEFORE:
                     continue  # "to own", "does not need", "their own": not a finite verb
+                if variant == "reduced" and before.rstrip()[-1:] not in (",", ":"):
+                    continue  # "the booth owned by …" is read only after "X," or "X:"
                 taken.append((m.start(), m.end()))
-                found.append(_Phrase(m.start(), m.end(), relation, inverse, phrase))
+                reduced = variant == "reduced"
+                found.append(_Phrase(m.start(), m.end(), relation, inverse, phrase, reduced))
         return sorted(found, key=lambda p: p.start)
 
 
@@ -318,6 +348,13 @@ class LocalExtractor:
 
     def _subject(self, r: _Reading, phrase: _Phrase, previous: _Subject | None):
         s, mentions = r.sentence, r.mentions
+        if phrase.reduced:  # "X, run by Y," / "X: owned by A, signed off by B"
+            if previous is not None and previous.reduced:
+                return _Subject(previous.spans, previous.is_self, reduced=True)
+            named = cl.mention_ending_at(mentions, len(s[: phrase.start].rstrip()[:-1].rstrip()))
+            if named is None:
+                return None
+            return _Subject([(named.start, named.end)], reduced=True, check_from=phrase.start)
         clause_start = _clause_start(s, phrase.start, mentions)
         before = [m for m in mentions if m.end <= phrase.start]
         if before and before[-1].start >= clause_start:
@@ -419,11 +456,10 @@ class LocalExtractor:
             return self._list(r, phrase.end + tail.index(":") + 1)
         after = [m for m in r.mentions if m.start >= phrase.end]
         head = s[phrase.end : after[0].start] if after else tail
-        head_words = _words(head)
+        cut = CLAUSE_PUNCT.search(head)
+        head_words = _words(head[: cut.start()] if cut else head)
         if set(head_words[:MAX_GAP_WORDS]) & NEGATIONS:
             return []  # "requires no sign-off from QA"
-        if head_words[:1] and head_words[0] in cl.COMPLEMENTIZERS:
-            return []  # "requires that the crew sign off": a clause, not a name
         if head_words[:1] == ["to"] and head_words[1:2] and head_words[1] not in cl.LEADING:
             return []  # "manages to keep …": an infinitive, not an object
         if after and _clean_object_gap(head) and not r.phrase_between(phrase.end, after[0].start):
