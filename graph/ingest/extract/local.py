@@ -73,6 +73,7 @@ class _Phrase:
     inverse: bool
     phrase: str
     reduced: bool = False  # a participle without its verb: "X, run by Y," / "X: owned by Y"
+    plural: bool = False  # the plural form of the phrase: "the riggers need"
 
 
 @dataclass
@@ -200,8 +201,17 @@ class PhraseMatcher:
                 if variant == "reduced" and before.rstrip()[-1:] not in (",", ":"):
                     continue  # "the booth owned by …" is read only after "X," or "X:"
                 taken.append((m.start(), m.end()))
-                reduced = variant == "reduced"
-                found.append(_Phrase(m.start(), m.end(), relation, inverse, phrase, reduced))
+                found.append(
+                    _Phrase(
+                        m.start(),
+                        m.end(),
+                        relation,
+                        inverse,
+                        phrase,
+                        reduced=variant == "reduced",
+                        plural=variant == "plural",
+                    )
+                )
         return sorted(found, key=lambda p: p.start)
 
 
@@ -261,6 +271,23 @@ def _name_run(text: str, offset: int, *, from_end: bool) -> tuple[int, int] | No
     return offset + run[0].start(), offset + end - (1 if text[end - 1] == "." else 0)
 
 
+def _plural_subject(sentence: str, subject: _Subject) -> bool:
+    """The subject agrees with a plural verb: several names, a plural noun ("the riggers"),
+    or the subject of a mandative "that" clause ("requires that the crew sign off")."""
+    if len(subject.spans) > 1:
+        return True
+    if subject.is_self:
+        return False
+    start, end = subject.spans[0]
+    last = _words(sentence[start:end])[-1:] or [""]
+    if last[0].endswith("s") and not last[0].endswith(("ss", "us", "is")):
+        return True
+    lead = _words(sentence[:start])
+    while lead and lead[-1] in cl.LEADING:
+        lead.pop()
+    return lead[-1:] == ["that"]
+
+
 def _negated_after(sentence: str, phrase: _Phrase, mentions: list[Mention]) -> bool:
     """A negation between the phrase and the end of its clause ("is owned by no one")."""
     rest = outside_names(sentence, mentions)[phrase.end :]
@@ -307,6 +334,8 @@ class LocalExtractor:
             if subject is None:
                 continue
             previous = subject
+            if phrase.plural and not _plural_subject(sentence, subject):
+                continue  # "Legal, who …, follow …": a plural verb needs a plural subject
             if self._negated(reading, phrase, subject):
                 continue
             for o_start, o_end in self._objects(reading, phrase, subject.antecedent):
