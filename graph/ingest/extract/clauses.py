@@ -11,7 +11,8 @@ any domain:
   ("the riggers, who need …": ``antecedent_of``);
 - **parentheticals**: "The DSM, who is part of Stage Management, owns the Prompt Book" —
   the verb after the closing comma belongs to the name before the opening one
-  (``parenthetical_head``; also "X, unlike Y, …", "X, next to Y, …", "X, not Y, …");
+  (``parenthetical_head``; also "X, unlike Y, …", "X, next to Y, …", "X, not Y, …",
+  "X, run by Y, …");
 - **where a noun phrase ends**: a name followed by a verb ("…, and the Get-Out follows …")
   starts a new clause and is no item of the list before it (``ends_noun_phrase``,
   ``verb_follows``); a name followed by "'s" is a possessor ("Wardrobe's booth"), and a name
@@ -48,6 +49,10 @@ PREPOSITIONS = {
 PARENTHETICAL_OPENERS = {
     "who", "whom", "whose", "which", "where", "unlike", "like", "together", "along",
     "alongside", "not", "including", "except", "besides", "next", "plus", "apart",
+}  # fmt: skip
+IRREGULAR_PARTICIPLES = {
+    "run", "kept", "held", "led", "made", "built", "done", "set", "put", "read", "sent", "paid",
+    "bought", "brought", "taught", "told", "written", "given", "known", "shown", "drawn", "met",
 }  # fmt: skip
 RELATIVE_PRONOUNS = {"that", "which", "whom", "who"}
 PRONOUNS = {"it", "they", "we", "he", "she", "you", "i", "one", "someone", "everyone"}
@@ -163,7 +168,7 @@ def parenthetical_head(
         if re.search(r"[;:]", sentence[c:comma]):
             return None
         nxt = next_word(sentence, c + 1)
-        if nxt is None or nxt[0] not in PARENTHETICAL_OPENERS:
+        if nxt is None or not (nxt[0] in PARENTHETICAL_OPENERS or participle(nxt[0])):
             continue
         head = mention_ending_at(mentions, len(sentence[:c].rstrip()))
         if head is None:
@@ -184,6 +189,11 @@ def modifies_next_noun(sentence: str, end: int, limit: int) -> bool:
     if not word[:1].islower():
         return False
     return nxt[0] not in ADVERBS | PREPOSITIONS | PRONOUNS | RELATIVE_PRONOUNS
+
+
+def participle(word: str) -> bool:
+    """A past participle opening a reduced relative clause ("X, updated weekly, …")."""
+    return word.endswith("ed") or word in IRREGULAR_PARTICIPLES
 
 
 def det_count(text: str) -> int:

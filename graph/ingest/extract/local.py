@@ -124,12 +124,6 @@ def _name_like(word: str) -> bool:
     return word[:1].isupper() or word[:1].isdigit() or (len(word) > 1 and word.isupper())
 
 
-IRREGULAR_PARTICIPLES = {
-    "run", "kept", "held", "led", "made", "built", "done", "set", "put", "read", "sent", "paid",
-    "bought", "brought", "taught", "told", "written", "given", "known", "shown", "drawn", "met",
-}  # fmt: skip
-
-
 def reduced_form(phrase: str) -> str | None:
     """A passive phrase without its verb "to be": "is owned by" → "owned by", as in a reduced
     relative clause ("The archive, run by Engineering, …") or a field ("Cue Sheet: owned by
@@ -138,7 +132,7 @@ def reduced_form(phrase: str) -> str | None:
     if len(parts) < 3 or parts[0].lower() not in {"is", "are", "was", "were"}:
         return None
     word = parts[1].lower()
-    if not (word.endswith(("ed", "en")) or word in IRREGULAR_PARTICIPLES):
+    if not (word.endswith(("ed", "en")) or word in cl.IRREGULAR_PARTICIPLES):
         return None
     return " ".join(parts[1:])
 
