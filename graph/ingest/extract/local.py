@@ -83,6 +83,7 @@ class _Subject:
     antecedent: Mention | None = None  # the object of a relative clause's verb ("that X owns")
     check_from: int = 0  # negation and hedge words count from here to the phrase
     reduced: bool = False  # read for a participle: "X: owned by A, signed off by B"
+    clause: str = ""  # how the clause structure gave the subject (kept in the basis)
 
 
 @dataclass
@@ -356,7 +357,8 @@ class LocalExtractor:
             prior=PRIOR,
             from_self=a_self,
             to_self=b_self,
-            basis=f"phrase:{phrase.phrase}",
+            basis=f"phrase:{phrase.phrase}"
+            + (f";clause:{subject.clause}" if subject.clause else ""),
         )
 
     @staticmethod
@@ -373,11 +375,12 @@ class LocalExtractor:
         s, mentions = r.sentence, r.mentions
         if phrase.reduced:  # "X, run by Y," / "X: owned by A, signed off by B"
             if previous is not None and previous.reduced:
-                return _Subject(previous.spans, previous.is_self, reduced=True)
+                return _Subject(previous.spans, previous.is_self, reduced=True, clause="reduced")
             named = cl.mention_ending_at(mentions, len(s[: phrase.start].rstrip()[:-1].rstrip()))
             if named is None:
                 return None
-            return _Subject([(named.start, named.end)], reduced=True, check_from=phrase.start)
+            span = (named.start, named.end)
+            return _Subject([span], reduced=True, check_from=phrase.start, clause="reduced")
         clause_start = _clause_start(s, phrase.start, mentions)
         before = [m for m in mentions if m.end <= phrase.start]
         if before and before[-1].start >= clause_start:
@@ -414,11 +417,15 @@ class LocalExtractor:
             # relative clause stands between, so the main verb's subject is what it modifies.
             if antecedent is None:
                 return None
-            return _Subject([(antecedent.start, antecedent.end)], check_from=m.end)
+            span = (antecedent.start, antecedent.end)
+            return _Subject([span], check_from=m.end, clause="relative")
         if r.phrase_between(m.end, phrase.start) or cl.modifies_next_noun(s, m.end, phrase.start):
             return None  # "the Parts Catalogue updates are issued by": the name modifies a noun
         spans = self._coordinated_before(r, m) or [(m.start, m.end)]
-        return _Subject(spans, antecedent=antecedent if embedded else None, check_from=m.end)
+        clause = "coordinated" if len(spans) > 1 else ""
+        if embedded and antecedent is not None:
+            return _Subject(spans, antecedent=antecedent, check_from=m.end, clause="relative")
+        return _Subject(spans, check_from=m.end, clause=clause)
 
     def _coordinated_before(self, r: _Reading, m: Mention) -> list[tuple[int, int]]:
         """A subject list that begins its clause: "The tech and the dress require …"."""
@@ -442,18 +449,25 @@ class LocalExtractor:
         word = re.search(r"(\w+)$", boundary)
         if word and word.group(1).lower() in {"who", "which", "that"}:
             name = cl.antecedent_of(s, word.start(1), r.mentions)
-            return _Subject([(name.start, name.end)], check_from=clause_start) if name else None
+            if name is None:
+                return None
+            return _Subject([(name.start, name.end)], check_from=clause_start, clause="relative")
         if boundary.endswith(","):
             name = cl.parenthetical_head(
                 s, len(boundary) - 1, r.mentions, lambda at: _clause_start(s, at, r.mentions)
             )
-            return _Subject([(name.start, name.end)], check_from=clause_start) if name else None
+            if name is None:
+                return None
+            span = (name.start, name.end)
+            return _Subject([span], check_from=clause_start, clause="parenthetical")
         if word and word.group(1).lower() in {"and", "but"}:
             if previous is not None:
-                return _Subject(previous.spans, previous.is_self, check_from=clause_start)
+                spans, is_self = previous.spans, previous.is_self
+                return _Subject(spans, is_self, check_from=clause_start, clause="carried")
             first = r.mentions[0] if r.mentions else None
             if first is not None and all(w in cl.LEADING for w in _words(s[: first.start])):
-                return _Subject([(first.start, first.end)], check_from=clause_start)
+                span = (first.start, first.end)
+                return _Subject([span], check_from=clause_start, clause="carried")
         return None
 
     def _capitalised_subject(self, r: _Reading, phrase: _Phrase, clause: str, clause_start: int):
