@@ -199,6 +199,7 @@ def by_sentence(bank, data: dict, refs: dict[str, int], show: bool) -> None:
     from graph.ingest.extract.base import Vocabulary
     from graph.ingest.extract.local import LocalExtractor, PhraseMatcher
     from graph.ingest.extract.mentions import MentionIndex
+    from kb.models import Entry
 
     index = MentionIndex(bank)
     vocabulary = Vocabulary.for_bank(bank)
@@ -209,6 +210,7 @@ def by_sentence(bank, data: dict, refs: dict[str, int], show: bool) -> None:
     lines = []
     for item in data["entries"]:
         source = refs[item.get("ref", item["title"])]
+        extractor.about(Entry.objects.select_related("kind").get(pk=source))
         for sentence in item.get("sentences", []):
             cue = sentence.get("cue") or "-"
             gold = {(refs[a], rel, refs[b]) for a, rel, b in sentence["gold"]}

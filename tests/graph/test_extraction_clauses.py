@@ -192,3 +192,38 @@ def test_a_field_label_states_the_entry_s_relations(bank, works, make_entry):
         (doc.pk, "requires", works["Flow Meter"].pk),
         (doc.pk, "requires", works["Telemetry Hub"].pk),
     }
+
+
+def test_the_entry_s_head_noun_or_kind_names_the_entry(bank, works, make_entry):
+    doc = make_entry(
+        "Backwash Check",
+        kind="process",
+        content=(
+            "The check needs the Flow Meter. "  # head noun of the title
+            "The process is maintained by the Lab Team. "  # the entry's kind
+            "The meter needs the Telemetry Hub. "  # another noun: not the entry
+            "The Control Room owns the Dosing Log, and the check precedes the Pump Schedule."
+        ),
+    )
+    extract_edges(bank, entries=[doc.short_id])
+    got = {
+        (p.from_entry_id, p.type.name, p.to_entry_id)
+        for p in EdgeProposal.objects.filter(bank=bank).select_related("type")
+    }
+    assert got == {
+        (doc.pk, "requires", works["Flow Meter"].pk),
+        (doc.pk, "owned_by", works["Lab Team"].pk),
+        (works["Dosing Log"].pk, "owned_by", works["Control Room"].pk),
+        # "the check" after another name may be that name's check: not read as the entry.
+    }
+
+
+def test_an_object_name_that_modifies_a_noun_is_no_object(read):
+    assert read("The Control Room follows the Pump Schedule checklist.") == set()
+    # ... unless a predicative word or a noun that classifies the name follows it.
+    assert read("The Control Room needs the Filter Hall clear.") == {
+        ("Control Room", "requires", "Filter Hall")
+    }
+    assert read("The Filter Hall is managed by the Lab Team staff.") == {
+        ("Filter Hall", "owned_by", "Lab Team")
+    }

@@ -62,7 +62,19 @@ PRONOUNS = {"it", "they", "we", "he", "she", "you", "i", "one", "someone", "ever
 NP_FOLLOWERS = PREPOSITIONS | {
     "and", "or", "nor", "as", "before", "after", "until", "when", "while", "where", "which",
     "who", "whose", "since", "because", "so", "but", "then", "each", "every", "too", "only",
-    "both", "alike", "once", "unless", "if", "whenever", "together",
+    "both", "alike", "once", "unless", "if", "whenever", "together", "that", "whom",
+}  # fmt: skip
+# Adjectives that complete "needs X clear" / "requires X ready" (a small clause), not nouns.
+PREDICATIVE = {
+    "clear", "free", "open", "ready", "available", "empty", "clean", "closed", "locked",
+    "staffed", "up", "down", "online", "offline", "running", "intact", "dry", "safe", "live",
+    "unlocked", "idle", "present", "on", "off",
+}  # fmt: skip
+# Nouns that classify the name before them rather than name another thing: "the Subtitle
+# Service team" is the Subtitle Service, "the Work Order numbers" cite the Work Order.
+CLASSIFIERS = {
+    "team", "teams", "department", "group", "crew", "staff", "unit", "office", "number",
+    "numbers", "id", "ids", "reference", "references", "record", "records",
 }  # fmt: skip
 POSSESSIVE = re.compile(r"^\s*['’]s?\b")
 
@@ -103,7 +115,7 @@ def ends_noun_phrase(sentence: str, end: int) -> bool:
     """The noun phrase ending at ``end`` ends there: punctuation, the end, or a word that may
     follow a noun phrase (a conjunction, a preposition), not a verb or another noun."""
     rest = sentence[end:].lstrip()
-    if not rest or rest[0] in ",.;:)!?]":
+    if not rest or rest[0] in ",.;:()!?[]":
         return True
     nxt = next_word(sentence, end)
     return nxt is not None and nxt[0] in NP_FOLLOWERS
@@ -189,6 +201,17 @@ def modifies_next_noun(sentence: str, end: int, limit: int) -> bool:
     if not word[:1].islower():
         return False
     return nxt[0] not in ADVERBS | PREPOSITIONS | PRONOUNS | RELATIVE_PRONOUNS
+
+
+def object_ends(sentence: str, end: int) -> bool:
+    """An object name ending at ``end`` is the whole object: its noun phrase ends there, or a
+    predicative word follows ("needs the dock clear", "requires the form signed by …")."""
+    if ends_noun_phrase(sentence, end):
+        return True
+    nxt = next_word(sentence, end)
+    if nxt is None:
+        return False
+    return nxt[0] in PREDICATIVE | CLASSIFIERS | ADVERBS or participle(nxt[0])
 
 
 def participle(word: str) -> bool:

@@ -6,8 +6,9 @@ its plural form ("the riggers need", "are owned by") where it is a finite verb; 
 the name of the bank before it and its objects the names after it ("requires the Tooling
 Register and the Parts Catalogue" gives two). Where no name of the bank stands there, a
 capitalised noun phrase is kept as a surface form, to be resolved (or left unresolved) by
-validation. A subject pronoun ("It", "This step") at the head of a sentence stands for the
-entry itself, and so does the subject of a field label ("Requires: A, B.").
+validation. A subject pronoun ("It", "This step") or "the" with the entry's head noun or kind
+("The check …" in "Overnight Check", "The step …" in a step) at the head of a sentence stands
+for the entry itself, and so does the subject of a field label ("Requires: A, B.").
 
 Which name a phrase joins is read from the clause structure (``clauses``), not from
 adjacency alone:
@@ -20,8 +21,9 @@ adjacency alone:
   and a coordinated subject gives one statement per name ("The tech and the dress require …");
 - a list ends where a name is followed by a verb ("…, and the Get-Out follows …"); a
   possessor ("Wardrobe's booth"), a name after a preposition ("the key to the Paint Frame"),
-  a clause or infinitive object ("requires that …", "manages to keep …") and a name inside
-  another noun phrase ("patience from the DSM", "the reason the Get-In overruns") are no ends.
+  an infinitive object ("manages to keep …"), a name inside another noun phrase ("patience
+  from the DSM", "the reason the Get-In overruns") or modifying the noun after it ("the
+  Playout checklist"; not "the Sales team", "needs the dock clear") are no ends.
 
 It states only what the sentence says holds now, and nothing is inferred across sentences
 (the cues are in ``cues``): a negation in the clause of the phrase drops it; a hypothesis,
@@ -306,11 +308,21 @@ class LocalExtractor:
         self._matcher: PhraseMatcher | None = None
         self._vocabulary: Vocabulary | None = None
         self._entry_title = ""  # what a field label's subject ("Requires: …") is called
+        self._entry_nouns: set[str] = set()  # "the check" in "Overnight Check": the entry
+
+    def about(self, entry: Entry) -> None:
+        """Read the next sentences as the text of ``entry``: "the <its head noun or kind>"
+        ("The check …" in "Overnight Check", "The step …" in a step) names the entry."""
+        self._entry_title = entry.title
+        heads = _words(entry.title)[-1:]
+        kind = getattr(entry.kind, "name", "") if entry.kind_id else ""
+        self._entry_nouns = {w for w in heads + [kind.lower()] if w and w.isalpha()}
 
     def extract(self, entry: Entry, vocabulary: Vocabulary) -> list[Statement]:
         if self._vocabulary is not vocabulary:
             self._matcher, self._vocabulary = PhraseMatcher(vocabulary), vocabulary
-        out, self._entry_title = [], entry.title
+        out = []
+        self.about(entry)
         for text in (entry.title, entry.content):
             for start, end in sentences(text):
                 out.extend(self.read_sentence(text[start:end]))
@@ -392,8 +404,10 @@ class LocalExtractor:
         words = _words(clause)
         if not words and not s[:clause_start].strip() and s[phrase.end :].lstrip()[:1] == ":":
             return _Subject([(phrase.start, phrase.start)], True)  # a field label: "Requires: …"
-        if (len(words) == 1 and words[0] in PRONOUNS) or (
-            len(words) == 2 and words[0] == "this" and words[1] in SELF_NOUNS
+        if (
+            (len(words) == 1 and words[0] in PRONOUNS)
+            or (len(words) == 2 and words[0] == "this" and words[1] in SELF_NOUNS)
+            or self._names_the_entry(words)
         ):
             if any(m.end <= clause_start for m in mentions):
                 return None  # "…; it was replaced by …": "it" may be the name before
@@ -404,6 +418,13 @@ class LocalExtractor:
             if found is not None or words or clause_start > 0:
                 return found
         return self._capitalised_subject(r, phrase, clause, clause_start)
+
+    def _names_the_entry(self, words: list[str]) -> bool:
+        """ "The check", "the tube system" in the text of "Pneumatic Tube System" / a check."""
+        if len(words) < 2 or words[0] not in {"the", "this"} or words[-1] not in self._entry_nouns:
+            return False
+        title = _words(self._entry_title)
+        return len(words) == 2 or all(w in title for w in words[1:])
 
     def _named_subject(self, r: _Reading, phrase: _Phrase, m: Mention, clause_start: int):
         """The name right before the phrase, read through relative clauses and lists."""
@@ -532,6 +553,8 @@ class LocalExtractor:
         first = after[0]
         if cl.possessor(s, first.end) or r.verb_follows(first.end):
             return []  # "the DSM's calls"; "requires that the TD is …"
+        if not cl.object_ends(s, first.end):
+            return []  # "follows the Playout Preparation checklist": the name modifies a noun
         spans = [(first.start, first.end)]
         for prev, nxt in zip(after, after[1:], strict=False):
             if not COORDINATION.match(s[prev.end : nxt.start]):
