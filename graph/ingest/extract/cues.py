@@ -12,7 +12,10 @@
 - so does a history cue ("used to", "no longer", "formerly", "before 2022"): the sentence
   tells what was. A replacement stated as a past fact ("X replaced Y in 2021") is kept.
 
-Cue words are read outside the bank's names ("Flight Plan" is a name, not a plan).
+Cue words are read outside the bank's names ("Flight Plan" is a name, not a plan). The cue
+lists were set on the tuning sets (``bench/data/extraction_airline.json``, ``_hospital``,
+``_tuning_extra`` and the demoted ``bench/data/blind/extraction_set2/``); the blind sets are
+only reported (README, "Held-out figures").
 """
 
 from __future__ import annotations
