@@ -14,7 +14,7 @@ subclasses that add the graph parts (edge and alias inlines, merge, revert).
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.admin.views.autocomplete import AutocompleteJsonView
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -27,6 +27,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from graph.actions.edges import AddAlias, LinkEntries
+from graph.actions.entries import CreateEntry, UpdateEntry
 from graph.admin.common import (
     GONE,
     NoHistoryRevertMixin,
@@ -47,6 +48,7 @@ from graph.models import (
 from graph.resolution import aliases as alias_service
 from kb.actions.staff import run_as_staff
 from kb.admin import EntryAdmin
+from kb.admin_entry_form import ActionRefused
 from kb.admin_filters import as_pk
 from kb.errors import KbError
 from kb.models import Entry
@@ -70,7 +72,9 @@ class ServiceInlineFormSet(BaseInlineFormSet):
             )
         return form
 
-    def write_through_services(self, request, model_admin) -> None:
+    def write_through_actions(self, request) -> None:
+        """Each filled extra row through its action; a refusal leaves the admin's transaction
+        (the entry's save with it) and is shown on the page again."""
         self.new_objects, self.changed_objects, self.deleted_objects = [], [], []
         for form in self.extra_forms:
             if not form.has_changed() or not form.is_valid():
@@ -78,7 +82,10 @@ class ServiceInlineFormSet(BaseInlineFormSet):
             try:
                 self.new_objects.append(form.write(self.instance, request))
             except KbError as exc:
-                model_admin.message_user(request, exc.message, messages.ERROR)
+                name = self.model._meta.verbose_name
+                raise ActionRefused(
+                    KbError(f"New {name}: {exc.message}", code=exc.code), on_form=False
+                ) from exc
 
 
 class NewEdgeForm(forms.ModelForm):
@@ -295,6 +302,8 @@ class GraphEntryAdmin(EntryCurationActions, NoHistoryRevertMixin, EntryAdmin):
     """kb's Entry admin plus current edges and aliases inline, and the merge action."""
 
     inlines = (OutgoingEdgeInline, IncomingEdgeInline, AliasInline)
+    create_action = CreateEntry  # creating may link connections: graph's use case
+    update_action = UpdateEntry
     actions = (
         *EntryAdmin.actions,
         "retire_selected",
@@ -319,7 +328,7 @@ class GraphEntryAdmin(EntryCurationActions, NoHistoryRevertMixin, EntryAdmin):
 
     def save_formset(self, request, form, formset, change):
         if isinstance(formset, ServiceInlineFormSet):
-            formset.write_through_services(request, self)
+            formset.write_through_actions(request)
         else:
             super().save_formset(request, form, formset, change)
 
