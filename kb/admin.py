@@ -25,6 +25,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
+from kb.actions.banks import ArchiveBank
 from kb.actions.entries import UpdateEntry, VerifyEntry
 from kb.actions.staff import run_as_staff, staff_caller
 from kb.admin_entry_form import ActionRefused, EntryAdminForm
@@ -34,7 +35,6 @@ from kb.models import (
     Entry,
     EntryKind,
 )
-from kb.services import banks as bank_service
 
 
 class LinesArrayField(SimpleArrayField):
@@ -98,7 +98,7 @@ class BankAdmin(admin.ModelAdmin):
     actions = ("archive_selected", "restore_selected")
 
     def has_delete_permission(self, request, obj=None):
-        # A bank's rows are audited history; it is archived (kb.services.banks.set_archived),
+        # A bank's rows are audited history; it is archived (the ArchiveBank action),
         # never deleted from the admin.
         return False
 
@@ -106,7 +106,12 @@ class BankAdmin(admin.ModelAdmin):
         done = [
             bank.slug
             for bank in queryset.order_by("slug")
-            if bank_service.set_archived(bank, archived, reason=f"admin: {request.user}")
+            if run_as_staff(
+                request,
+                ArchiveBank,
+                bank,
+                body={"archived": archived, "reason": f"admin: {request.user}"},
+            )
         ]
         verb = "Archived" if archived else "Restored"
         self.message_user(
