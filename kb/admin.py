@@ -1,10 +1,11 @@
-"""The staff admin of the core app: thin views over the services.
+"""The staff admin of the core app: thin views over the actions.
 
-Every write that touches knowledge is an audited operation: entry saves, reverts and deletes
-open a unit of work (:func:`kb.unit_of_work.unit_of_work`), the "Mark verified" action calls
-:func:`kb.services.entries.verify_entry`, tokens are created only by
-:func:`kb.services.tokens.create_token` (the raw secret is shown once and never stored).
-The actor is the staff user (``kb.audit.AuditContextMiddleware``).
+Every write that touches knowledge runs its action as the staff member
+(:mod:`kb.actions.staff`), and so is one audited operation: the entry form runs the entry
+create/edit actions (:mod:`kb.admin_entry_form`), "Mark verified" the verify action, bank
+archive/restore ``ArchiveBank``. Tokens belong to no bank, so their admin calls the token
+service: created only by :func:`kb.services.tokens.create_token` (the raw secret is shown once
+and never stored), revoked only by ``revoke_tokens``. The actor is the staff user.
 
 ``BankAdmin`` and ``EntryAdmin`` are declared here and registered by the graph app's
 subclasses (``graph.admin.banks``, ``graph.admin.entries``), which own the bank and entry use
