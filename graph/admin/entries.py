@@ -33,6 +33,7 @@ from graph.admin.common import (
     NoHistoryRevertMixin,
     _check_type_bank,
     _refuse_gone,
+    form_with_caller,
     taken_message,
 )
 from graph.admin.entry_actions import EntryCurationActions
@@ -46,7 +47,7 @@ from graph.models import (
     EdgeType,
 )
 from graph.resolution import aliases as alias_service
-from kb.actions.staff import run_as_staff
+from kb.actions.staff import prepare_as, run_as_staff
 from kb.admin import EntryAdmin
 from kb.admin_entry_form import ActionRefused
 from kb.admin_filters import as_pk
@@ -121,18 +122,21 @@ class NewEdgeForm(forms.ModelForm):
         _refuse_gone(self.parent, other_field)
         _refuse_gone(other, other_field)
         _check_type_bank(etype, self.parent.bank_id)
-        try:  # the link service's own checks, so the page shows them before anything is written
-            req = edge_service.clean_link(self.parent.bank, self._payload(other))
-            edge_service.check_not_believed(req)
+        try:  # the link action's own checks, so the row shows them before anything is written
+            prepare_as(self.caller, LinkEntries, self.parent.bank, body=self._body(other)).check()
         except KbError as exc:
             raise ValidationError(exc.message) from None
         return data
 
-    def write(self, entry: Entry, request) -> Edge:
-        other = self.cleaned_data["to_entry" if self.outgoing else "from_entry"]
+    def _body(self, other: Entry) -> dict:
+        """The row as the link action's body."""
         source, target = self._ends(other)
         body = {**self._payload(other), "from": source.short_id, "to": target.short_id}
-        return run_as_staff(request, LinkEntries, entry.bank, body={**body, "reason": "admin link"})
+        return {**body, "reason": "admin link"}
+
+    def write(self, entry: Entry, request) -> Edge:
+        other = self.cleaned_data["to_entry" if self.outgoing else "from_entry"]
+        return run_as_staff(request, LinkEntries, entry.bank, body=self._body(other))
 
 
 class NewIncomingEdgeForm(NewEdgeForm):
@@ -217,6 +221,7 @@ class OutgoingEdgeInline(ServiceInline):
 
     def get_formset(self, request, obj=None, **kwargs):
         formset = super().get_formset(request, obj, **kwargs)
+        formset.form = form_with_caller(formset.form, request)  # its rows check as the staff
         if obj is not None:
             fields = formset.form.base_fields
             # Relations: the core vocabulary plus this bank's own; ends: this bank's entries.
