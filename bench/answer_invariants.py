@@ -99,7 +99,7 @@ def measure(bank, questions: list[str]) -> dict:
             slots = slots_on_shown_topic(bank, answer, protected)
             c[f"{label}_slots_on_shown_topic"] += slots["slots"]
             c[f"{label}_correction_pairs"] += slots["correction_pairs"]
-            c[f"{label}_protected_pairs"] += slots["protected_pairs"]
+            c[f"{label}_protected_slots"] += slots["protected_slots"]
         c["flat_top8_lost"] += len({r["id"] for r in flat["results"]} - payload_ids(body))
         c["over_2000_tokens"] += body["stats"]["tokens"] > 2000
     return {**c, **ratios(c)}

@@ -242,8 +242,10 @@ def slots_on_shown_topic(bank, body: dict, protected: set[str] = frozenset()) ->
       its opposite, and one the contract requires to stand (API.md "Changes", Corrections:
       a corrected result's corrector is never folded away under another result, and it
       ranks first); the rest, ``slots - correction_pairs``, is the measure that counts;
-    - ``protected_pairs``: slots among the rest held by two of the ``protected`` ids (the
-      pool's top two, which API.md's step 4 always emits as themselves)."""
+    - ``protected_slots``: slots among the rest held by one of the ``protected`` ids (the
+      pool's top two, which API.md's step 4 always emits as themselves, whatever they link
+      to). In a fold answer every other slot on a shown topic would be the fold's own choice;
+      the fold's groups leave none (tuning banks, README)."""
     from graph.retrieval.fold import edges_among
     from kb.models import Entry
 
@@ -255,7 +257,7 @@ def slots_on_shown_topic(bank, body: dict, protected: set[str] = frozenset()) ->
     for e in edges_among(bank, ids).edges:
         for a, b in ((e.source, e.target), (e.target, e.source)):
             relations.setdefault((a, b), set()).add(e.relation)
-    out = {"slots": 0, "correction_pairs": 0, "protected_pairs": 0}
+    out = {"slots": 0, "correction_pairs": 0, "protected_slots": 0}
     for i, a in enumerate(ids):
         shown = [b for b in ids[:i] if (a, b) in relations]
         if not shown:
@@ -263,8 +265,8 @@ def slots_on_shown_topic(bank, body: dict, protected: set[str] = frozenset()) ->
         out["slots"] += 1
         if all(relations[a, b] == {"corrects"} for b in shown):
             out["correction_pairs"] += 1
-        elif short_of[a] in protected and any(short_of[b] in protected for b in shown):
-            out["protected_pairs"] += 1
+        elif short_of[a] in protected:
+            out["protected_slots"] += 1
     return out
 
 
@@ -292,7 +294,7 @@ def redundancy(bank, queries: list[str]) -> dict:
         "flat_correction_pairs": flat_c["correction_pairs"],
         "fold_correction_pairs": fold_c["correction_pairs"],
         "ratio_without_correction_pairs": _ratio_without_pairs(flat_c, fold_c),
-        "fold_protected_pairs": fold_c["protected_pairs"],
+        "fold_protected_slots": fold_c["protected_slots"],
         "flat_top8_ids_lost_by_fold": lost,
     }
 
