@@ -123,9 +123,14 @@ def serializer_schema(serializer) -> tuple[dict, list[str]]:
     view.swagger_fake_view, view.request = True, None
     auto.view, auto.method, auto.path = view, "POST", ""
     mapped = auto._map_serializer(serializer, "request")
-    components = {
-        c.name: c.schema for c in auto.registry._components.values() if c.schema is not None
-    }
+    from kb.api.openapi import STORABLE_JSON
+
+    # The components the document's post-processing adds (free-form JSON values), then the
+    # serializer's own.
+    components = {"StorableJSON": STORABLE_JSON}
+    components.update(
+        {c.name: c.schema for c in auto.registry._components.values() if c.schema is not None}
+    )
     mapped = inline(mapped, components)
     return mapped.get("properties", {}), list(mapped.get("required", []))
 
