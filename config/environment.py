@@ -93,7 +93,7 @@ VARIABLES: tuple[Variable, ...] = tuple(
     _section(
         "Django",
         ("DJANGO_SETTINGS_MODULE", "str", "config.settings", "The settings module (manage.py, asgi, wsgi, Celery and pytest set it)."),
-        ("DJANGO_SECRET_KEY", "str", "", "The secret key; unset, one is generated once into `KB_RUNDIR/secret_key` and shared by the checkout's processes."),
+        ("DJANGO_SECRET_KEY", "str", "", "The secret key; unset, the settings read `KB_RUNDIR/secret_key`, which `make setup` (`python -m config.serving.secret`) generates once for the checkout's processes; with neither, only development (`DJANGO_DEBUG`) and tests start (a key per process)."),
         ("DJANGO_DEBUG", "bool", False, "Django's DEBUG (`make dev` turns it on)."),
         ("DJANGO_ALLOWED_HOSTS", "list", ["127.0.0.1", "localhost", "testserver"], "Host names the site answers (comma-separated)."),
         ("DJANGO_CSRF_TRUSTED_ORIGINS", "list", [], "Origins trusted for CSRF (comma-separated, with scheme), e.g. behind a proxy."),

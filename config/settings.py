@@ -5,9 +5,9 @@ through ``config/environment.py`` (each variable declared there with its type, d
 description; README, "Configuration"): ``DATABASE_URL`` (else the embedded PostgreSQL),
 ``CELERY_BROKER_URL`` (else tasks run eagerly in-process), ``KB_EMBEDDER`` and friends,
 ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG``. This module only computes values: creating
-directories and filtering warnings happen in ``ServingConfig.ready``. Its one write is the
-secret key, generated once into ``KB_RUNDIR`` when the environment gives none (the settings
-cannot be complete without it).
+directories and filtering warnings happen in ``ServingConfig.ready``, and the secret key file
+is written by set-up (``make setup``: ``python -m config.serving.secret``), never here: this
+module writes nothing.
 """
 
 from __future__ import annotations
@@ -19,15 +19,16 @@ import dj_database_url
 from config.environment import BASE_DIR, Environment
 from config.serving import dbconfig
 from config.serving.logging import logging_config
-from config.serving.secret import load_or_create_secret_key
+from config.serving.secret import settings_secret_key
 
 env = Environment()  # lower case: not a Django setting
 # Runtime state of this checkout (embedded-server lock, secret key, metrics samples, cache).
 RUN_DIR = env["KB_RUNDIR"]
 
-# DJANGO_SECRET_KEY, else a key generated once into .run/secret_key (never a built-in one).
-SECRET_KEY = env["DJANGO_SECRET_KEY"] or load_or_create_secret_key(RUN_DIR)
 DEBUG = env["DJANGO_DEBUG"]
+# DJANGO_SECRET_KEY, else the key set-up wrote into .run/secret_key (never a built-in one;
+# absent outside development and tests: ImproperlyConfigured saying how to make it).
+SECRET_KEY = settings_secret_key(env["DJANGO_SECRET_KEY"], RUN_DIR, debug=DEBUG)
 ALLOWED_HOSTS = env["DJANGO_ALLOWED_HOSTS"]
 
 INSTALLED_APPS = [

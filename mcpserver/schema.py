@@ -4,8 +4,10 @@ An action with a REST operation gets its tool's properties from that operation a
 drf-spectacular renders it (built once per process, ``$ref``s inlined): path ids under their
 argument names (:attr:`~kb.actions.base.Action.path_ids`), the query parameters and the JSON
 body's properties — types, bounds, enums, defaults and descriptions alike, so the tool and the
-REST operation cannot differ. An action without a REST operation gets drf-spectacular's mapping
-of its serializers directly.
+REST operation cannot differ. A body's whole-object rules (``anyOf``/``oneOf``/``allOf``: recall
+needs ``files`` or ``symbols``, traverse ``steps`` or ``relations``) come along beside the
+properties. An action without a REST operation gets drf-spectacular's mapping of its serializers
+directly.
 
 **Per-bank vocabulary.** A field marked ``x-vocabulary`` (``relation`` or ``kind``: see
 :class:`kb.api.schemas.VocabularyField`) takes the vocabulary of the bank named in the call.
@@ -70,9 +72,15 @@ def rest_operation(action_class) -> tuple[str, str, dict] | None:
     return None
 
 
-def operation_schema(action_class) -> tuple[dict, list[str]] | None:
-    """Tool properties and required names from the action's REST operation (None: it has
-    none). The ``bank`` path parameter is the tool's own ``bank`` argument."""
+# Keywords of a request body that constrain the whole object (recall: files or symbols;
+# traverse: steps or relations), carried into the tool beside its properties.
+BODY_RULES = ("anyOf", "oneOf", "allOf")
+
+
+def operation_schema(action_class) -> tuple[dict, list[str], dict] | None:
+    """Tool properties, required names and the body's whole-object rules (``anyOf``,
+    ``oneOf``, ``allOf``) from the action's REST operation (None: it has none). The ``bank``
+    path parameter is the tool's own ``bank`` argument."""
     found = rest_operation(action_class)
     if found is None:
         return None
@@ -94,11 +102,13 @@ def operation_schema(action_class) -> tuple[dict, list[str]] | None:
         if parameter.get("required"):
             required.append(name)
     body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+    rules: dict = {}
     if body is not None:
         shape = inline(copy.deepcopy(body.get("schema", {})), components)
         properties.update(shape.get("properties", {}))
         required += [n for n in shape.get("required", []) if n not in required]
-    return properties, required
+        rules = {key: shape[key] for key in BODY_RULES if key in shape}
+    return properties, required, rules
 
 
 def serializer_schema(serializer) -> tuple[dict, list[str]]:
@@ -113,9 +123,14 @@ def serializer_schema(serializer) -> tuple[dict, list[str]]:
     view.swagger_fake_view, view.request = True, None
     auto.view, auto.method, auto.path = view, "POST", ""
     mapped = auto._map_serializer(serializer, "request")
-    components = {
-        c.name: c.schema for c in auto.registry._components.values() if c.schema is not None
-    }
+    from kb.api.openapi import STORABLE_JSON
+
+    # The components the document's post-processing adds (free-form JSON values), then the
+    # serializer's own.
+    components = {"StorableJSON": STORABLE_JSON}
+    components.update(
+        {c.name: c.schema for c in auto.registry._components.values() if c.schema is not None}
+    )
     mapped = inline(mapped, components)
     return mapped.get("properties", {}), list(mapped.get("required", []))
 
@@ -171,7 +186,7 @@ def with_vocabulary(schema: dict, vocabularies: dict[str, dict[str, list[str]]])
                     "then": then,
                 }
             )
-        schema["allOf"] = rules
+        schema["allOf"] = [*schema.get("allOf", []), *rules]  # after the body's own, if any
     return schema
 
 

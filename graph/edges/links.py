@@ -547,20 +547,19 @@ def _replace_edge(
 
 def correct_edges(
     bank: Bank,
-    close: Iterable[Any],
+    close: Iterable[int],
     append: Iterable[dict],
-    reason: Any,
+    reason: str,
     *,
     actor: str | None = None,
 ) -> dict:
     """The correction workflow of ``004_*`` 12.6 as one operation: close the old beliefs'
     transaction intervals, append the corrected versions with their valid intervals, and
-    report old and new edge ids (the correction event)."""
-    reason = _require_reason(reason)
+    report old and new edge ids (the correction event). The input's shape (edge ids, edge
+    objects, something to do, a reason) is ``graph.actions.traverse.CorrectEdges``'s
+    declaration's; each edge's relation, ends and note are checked here, on the bank."""
     close = list(close)
     append = list(append)
-    if not close and not append:
-        raise InvalidInput("Name edges to close and/or edges to append.", code="empty_correction")
     types = edge_types_for_bank(bank)
     with unit_of_work(
         bank, OperationKind.INVALIDATE, reason=reason, actor=actor, correction=True
