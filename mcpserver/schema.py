@@ -12,7 +12,13 @@ directly.
 **Per-bank vocabulary.** A field marked ``x-vocabulary`` (``relation`` or ``kind``: see
 :class:`kb.api.schemas.VocabularyField`) takes the vocabulary of the bank named in the call.
 :func:`with_vocabulary` gives it the enum of the token's bank; when the token holds several, the
-field carries their union and a JSON Schema ``allOf`` of ``if bank is X then enum of X``.
+field carries their union and a rule per bank, ``if bank is X then enum of X``.
+
+**No combinator at the root.** Anthropic's Messages API refuses a tool whose ``input_schema``
+has ``anyOf``, ``oneOf`` or ``allOf`` at the top level, and a client that passes the tool list
+through (Claude Code, Claude Desktop) then fails every request, not only this tool's.
+:func:`root_rules_folded` states the same rules with the one root keyword such clients take:
+``allOf(r1, …, rn)`` is ``not(anyOf(not r1, …, not rn))``; :func:`root_rules` reads them back.
 """
 
 from __future__ import annotations
@@ -198,3 +204,34 @@ def _merge(a: dict, b: dict) -> dict:
         else:
             out[key] = value
     return out
+
+
+ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf")
+
+
+def root_rules_folded(schema: dict) -> dict:
+    """``schema`` with its root ``anyOf``/``oneOf``/``allOf`` (and any root ``not``) stated as one
+    root ``not``: every rule must hold, so no rule may fail (``not(anyOf(not r…))``). The same
+    instances validate; nothing is dropped."""
+    rules = root_rules(schema)
+    schema = {k: v for k, v in schema.items() if k not in (*ROOT_COMBINATORS, "not")}
+    if rules:
+        schema["not"] = {"anyOf": [{"not": rule} for rule in rules]}
+    return schema
+
+
+def root_rules(schema: dict) -> list[dict]:
+    """The whole-object rules at ``schema``'s root, each a schema of its own: an ``allOf``'s
+    members, an ``anyOf``/``oneOf`` as itself, the rules folded by :func:`root_rules_folded`."""
+    rules: list[dict] = []
+    for key in ROOT_COMBINATORS:
+        if key in schema:
+            rules += list(schema[key]) if key == "allOf" else [{key: schema[key]}]
+    negated = schema.get("not")
+    if negated is not None:
+        folded = isinstance(negated, dict) and set(negated) == {"anyOf"}
+        if folded and all(isinstance(r, dict) and set(r) == {"not"} for r in negated["anyOf"]):
+            rules += [r["not"] for r in negated["anyOf"]]
+        else:
+            rules.append({"not": negated})
+    return rules

@@ -348,7 +348,7 @@ def input_schema(spec: ToolSpec, vocabularies: dict | None = None) -> dict:
     """The tool's JSON Schema: ``bank`` plus its arguments. An action's are generated from its
     declaration, with the per-bank vocabulary of ``vocabularies`` ({slug: {"relation": [...],
     "kind": [...]}}, the banks of the caller's token) on fields marked ``x-vocabulary``."""
-    from mcpserver.schema import with_vocabulary
+    from mcpserver.schema import root_rules_folded, with_vocabulary
 
     properties, required, rules = action_schema(spec.action)
     if spec.compact:
@@ -357,4 +357,5 @@ def input_schema(spec: ToolSpec, vocabularies: dict | None = None) -> dict:
     if required:
         schema["required"] = list(required)
     schema.update(rules)  # the body's anyOf/oneOf (recall: files or symbols), as REST has them
-    return with_vocabulary(schema, vocabularies or {})
+    # No anyOf/oneOf/allOf at the root: Claude clients refuse the whole tool list then.
+    return root_rules_folded(with_vocabulary(schema, vocabularies or {}))

@@ -98,20 +98,42 @@ def test_each_action_tool_offers_what_its_rest_operation_takes(spec):
 BODY_RULES = ("anyOf", "oneOf", "allOf")
 
 
-def body_rules(action_class) -> dict:
+def body_rules(action_class) -> list[dict]:
     """The REST body's whole-object rules (recall: ``files`` or ``symbols``), inlined."""
     _, _, operation = schema.rest_operation(action_class)
     body = operation.get("requestBody", {}).get("content", {}).get("application/json")
     if not body:
-        return {}
+        return []
     shape = schema.inline(body["schema"], schema.openapi()["components"]["schemas"])
-    return {k: shape[k] for k in BODY_RULES if k in shape}
+    return schema.root_rules({k: shape[k] for k in BODY_RULES if k in shape})
 
 
 @pytest.mark.parametrize("spec", rest_tools(), ids=lambda s: s.name)
 def test_each_action_tool_carries_its_bodys_anyof(spec):
-    tool = input_schema(spec)
-    assert {k: tool[k] for k in BODY_RULES if k in tool} == body_rules(spec.action)
+    assert schema.root_rules(input_schema(spec)) == body_rules(spec.action)
+
+
+@pytest.mark.django_db
+def test_no_tool_has_a_combinator_at_its_root():
+    """Anthropic's Messages API answers 400 "input_schema does not support oneOf, allOf, or
+    anyOf at the top level" for such a tool, and Claude clients send the whole tool list with
+    every request: one such tool breaks them all. Checked for a one-bank and a two-bank token
+    (the per-bank vocabulary rules) as well as without a token."""
+    acme = Bank.objects.create(slug="acme", name="Acme", kind="engineering")
+    globex = Bank.objects.create(slug="globex", name="Globex", kind="engineering")
+    EdgeType.objects.create(bank=acme, name="governed_by")
+    _, one = create_token("one", [acme], "read,write")
+    _, two = create_token("two", [acme, globex], "read,write")
+    for vocabularies in ({}, _vocabularies(one), _vocabularies(two)):
+        for spec in tool_specs():
+            tool = input_schema(spec, vocabularies)
+            assert tool["type"] == "object", spec.name
+            assert not set(tool) & {"anyOf", "oneOf", "allOf"}, spec.name
+    assert schema.root_rules(input_schema(_spec("traverse"), _vocabularies(two)))
+
+
+def _spec(name):
+    return next(s for s in tool_specs() if s.name == name)
 
 
 def test_the_bodies_with_rules_are_the_known_ones():
@@ -241,8 +263,8 @@ def test_graph_tools_offer_each_bank_only_its_own_relations_and_kinds():
     for bank in (acme, globex):
         (rule,) = [
             r
-            for r in tools["traverse"]["allOf"]
-            if r["if"]["properties"]["bank"]["const"] == bank.slug
+            for r in schema.root_rules(tools["traverse"])
+            if "if" in r and r["if"]["properties"]["bank"]["const"] == bank.slug
         ]
         narrowed = rule["then"]["properties"]
         assert narrowed["relations"]["items"]["enum"] == sorted(edge_types_for_bank(bank))
@@ -262,7 +284,7 @@ def test_a_one_bank_token_gets_a_plain_enum():
 
     relation = offered["properties"]["connections"]["items"]["properties"]["relation"]
     assert "depends_on" in relation["enum"] and "corrects" in relation["enum"]
-    assert "allOf" not in offered
+    assert not any("if" in r for r in schema.root_rules(offered))
 
 
 BOUNDS = ("minimum", "maximum", "minLength", "maxLength", "maxItems", "enum", "default")
