@@ -14,7 +14,7 @@ from kb import audit
 from kb.entry_limits import EntryLimits, item_too_long_message, limits_for, too_long_message
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryKind, EntryStatus, OperationKind
-from kb.services.duplicates import refuse_duplicate
+from kb.services.duplicates import Neighbour, refuse_duplicate
 from kb.unit_of_work import unit_of_work
 
 EDITABLE_FIELDS = (
@@ -337,11 +337,14 @@ def create_entry(
     reason: str = "",
     allow_duplicate: bool = False,
     linker: Callable[[Bank, Entry, list], Any] | None = None,
+    nearest: list[Neighbour] | None = None,
 ) -> Entry:
     """Create an entry from a validated payload (see :func:`clean_entry_data`).
 
     A near-exact duplicate of an entry of the bank is refused (409 ``duplicate_entry``, see
-    :mod:`kb.services.duplicates`) unless ``allow_duplicate``. ``connections`` are written by
+    :mod:`kb.services.duplicates`) unless ``allow_duplicate``; ``nearest`` are the entries
+    nearest to its content text when the caller read them already (the write feedback reads
+    the same rows). ``connections`` are written by
     ``linker`` (``(bank, entry, connections)``, inside this operation): the graph app's create
     action passes its own, kb has none."""
     values = dict(data)
@@ -355,7 +358,7 @@ def create_entry(
     with unit_of_work(bank, OperationKind.CREATE, reason=reason, actor=actor) as op:
         check_entry_values(bank, values)
         if not allow_duplicate:
-            refuse_duplicate(bank, values)
+            refuse_duplicate(bank, values, nearest)
         entry = Entry(bank=bank, created_by=op.actor, **values)
         entry.short_id = unique_short_id(bank)
         entry.save()
