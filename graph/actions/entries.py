@@ -12,7 +12,7 @@ from graph.api import schemas as graph_schemas
 from graph.api.render import add_edges_and_aliases
 from graph.curation import lifecycle
 from graph.curation.delete import delete_entry, delete_preview
-from graph.edges.links import link_connections
+from graph.edges.connections import link_connections
 from kb.actions import entries as kb_entries
 from kb.actions.base import Action
 from kb.api import schemas

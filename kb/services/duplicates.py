@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from pgvector.django import CosineDistance
 
 from kb.errors import Conflict, InvalidInput
@@ -122,6 +123,22 @@ class Neighbour:
     distance: float
 
 
+# The nearest vectors are read first, without the entry table (its hash join over the whole
+# bank cost as much as the scan itself), then joined for their texts and status; REACH more than
+# asked for leaves room for merged or deleted entries among them, and when that room is not
+# enough the statement of record runs (the same answer, one statement more, rarely).
+REACH = 15
+_NEAREST_SQL = """
+SELECT e.short_id, e.title, e.summary, e.content, n.distance, e.status
+  FROM (SELECT entry_id, content <=> %(vec)s::vector AS distance
+          FROM kb_entryembedding
+         WHERE bank_id = %(bank)s AND content IS NOT NULL AND entry_id <> %(exclude)s
+         ORDER BY content <=> %(vec)s::vector
+         LIMIT %(reach)s) n
+  JOIN kb_entry e ON e.id = n.entry_id
+"""
+
+
 def nearest_entries(
     bank: Bank, text: str, *, limit: int = NEAREST, exclude_pk: int | None = None
 ) -> list[Neighbour]:
@@ -129,29 +146,54 @@ def nearest_entries(
     nearest first, in one statement; what the duplicate check and the write feedback both read.
 
     The statement is ``ORDER BY distance LIMIT k`` with no bound on the distance: with the
-    bank's own HNSW index (a large bank) pgvector walks it and stops after ``k`` live rows,
-    where a bound that few rows pass kept its iterative scan reading on to
-    ``hnsw.max_scan_tuples``; a smaller bank is scanned exactly. Callers apply their own floor
-    to the rows (the nearest ``k`` within a floor are the first rows within it)."""
-    from kb.services.embedding import embed_query, get_embedder, remembered_vector
+    bank's own HNSW index (a large bank) pgvector walks it and stops after ``k`` rows, where a
+    bound that few rows pass kept its iterative scan reading on to ``hnsw.max_scan_tuples``; a
+    smaller bank is scanned exactly. Callers apply their own floor to the rows (the nearest
+    ``k`` within a floor are the first rows within it)."""
+    from kb.services.embedding import embed_query, get_embedder, remembered_vector, vector_literal
 
+    if remembered_vector(get_embedder().name, text) is None and not _has_vectors(bank, exclude_pk):
+        return []  # nothing to compare with: the model is not even loaded
+    vector = embed_query(text)
+    reach = limit + REACH
+    params = {
+        "vec": vector_literal(vector),
+        "bank": int(bank.pk),
+        "exclude": exclude_pk or 0,
+        "reach": reach,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_NEAREST_SQL, params)
+        rows = cursor.fetchall()
+    live = [Neighbour(*row[:5]) for row in rows if row[5] not in _GONE]
+    if len(live) < limit and len(rows) == reach:
+        live = _nearest_of_record(bank, vector, limit, exclude_pk)
+    # pgvector's relaxed iterative scan may hand an index's rows slightly out of order.
+    return sorted(live, key=lambda near: near.distance)[:limit]
+
+
+def _live_vectors(bank: Bank, exclude_pk: int | None):
     stored = EntryEmbedding.objects.filter(bank=bank, content__isnull=False).exclude(
         entry__status__in=_GONE
     )
-    if exclude_pk is not None:
-        stored = stored.exclude(entry_id=exclude_pk)
-    if remembered_vector(get_embedder().name, text) is None and not stored.exists():
-        return []  # nothing to compare with: the model is not even loaded
-    vector = embed_query(text)
+    return stored.exclude(entry_id=exclude_pk) if exclude_pk is not None else stored
+
+
+def _has_vectors(bank: Bank, exclude_pk: int | None) -> bool:
+    return _live_vectors(bank, exclude_pk).exists()
+
+
+def _nearest_of_record(bank: Bank, vector, limit: int, exclude_pk: int | None) -> list[Neighbour]:
+    """The nearest live entries by the plain statement (every live row of the bank joined)."""
     rows = (
-        stored.annotate(distance=CosineDistance("content", vector))
+        _live_vectors(bank, exclude_pk)
+        .annotate(distance=CosineDistance("content", vector))
         .order_by("distance")
         .values_list(
             "entry__short_id", "entry__title", "entry__summary", "entry__content", "distance"
         )[:limit]
     )
-    # pgvector's relaxed iterative scan may hand an index's rows slightly out of order.
-    return sorted((Neighbour(*row) for row in rows), key=lambda near: near.distance)
+    return [Neighbour(*row) for row in rows]
 
 
 def _close_vectors(text: str, nearest: list[Neighbour], threshold: float) -> DuplicateMatch | None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from kb import audit
@@ -37,8 +38,9 @@ IMPORT_ONLY_FIELDS = ("id", "status", "type")
 
 def kinds_for_bank(bank: Bank) -> dict[str, EntryKind]:
     """The bank's kind vocabulary: the core kinds plus the bank's own (which win on a clash)."""
-    kinds = {k.name: k for k in EntryKind.objects.filter(bank__isnull=True)}
-    kinds.update({k.name: k for k in EntryKind.objects.filter(bank=bank)})
+    rows = list(EntryKind.objects.filter(Q(bank__isnull=True) | Q(bank=bank)))
+    kinds = {k.name: k for k in rows if k.bank_id is None}
+    kinds.update({k.name: k for k in rows if k.bank_id is not None})
     return kinds
 
 
@@ -355,14 +357,15 @@ def create_entry(
             code="not_supported_yet",
             fields={"connections": "Not supported yet."},
         )
-    with unit_of_work(bank, OperationKind.CREATE, reason=reason, actor=actor) as op:
+    short_id = unique_short_id(bank)
+    with unit_of_work(bank, OperationKind.CREATE, reason=reason, actor=actor, entry=short_id) as op:
         check_entry_values(bank, values)
         if not allow_duplicate:
             refuse_duplicate(bank, values, nearest)
-        entry = Entry(bank=bank, created_by=op.actor, **values)
-        entry.short_id = unique_short_id(bank)
+        entry = Entry(bank=bank, created_by=op.actor, short_id=short_id, **values)
         entry.save()
-        audit.record(op, entry=entry.short_id)
+        if op.details.get("entry") != short_id:  # a joined operation: add it to its details
+            audit.record(op, entry=short_id)
         if connections:
             # The entry and its edges land together: any bad connection rolls back the entry.
             linker(bank, entry, connections)
@@ -395,7 +398,7 @@ def _embed_new_entry(entry: Entry) -> None:
 
     embedder = get_embedder()
     if in_forward_pass(embedder.name, dimension_texts(entry).values()):
-        embed_entries([entry], embedder=embedder)
+        embed_entries([entry], embedder=embedder, force=True)  # new: no vectors to compare
     else:
         schedule_embedding([entry.pk])
 
