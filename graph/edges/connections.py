@@ -3,10 +3,9 @@
 Each connection is checked in order by the rules of a single link (:func:`clean_link`: an
 entry of this bank as the target — a merged id names its survivor —, a known relation, the
 note rule, the clocks), and the first bad one is reported as ``connections[i]``, as before.
-Then one statement locks the entry and every target and one inserts the edges, one their
-history rows: a constant number of statements whatever the number of connections (one
-statement reads every target; an id naming a merged or deleted entry, or none, is looked up
-on its own, to answer as a single link does).
+One statement reads and share-locks every target, one inserts the edges, one their history
+rows: a constant number of statements whatever the number of connections (an id naming a
+merged or deleted entry, or none, is looked up on its own, to answer as a single link does).
 
 What a single link asks the database before it writes (is the triple already believed?)
 cannot be true here: the entry was created in this transaction, so no committed row has it
@@ -17,8 +16,9 @@ it (``duplicate_edge``, or ``edge_overlaps_history`` when the earlier one is not
 
 from __future__ import annotations
 
+import functools
+
 from django.db import IntegrityError
-from django.db.models import Q
 from django.utils import timezone
 
 from graph.edges.clocks import intervals_overlap
@@ -38,7 +38,7 @@ CONNECTION_FIELDS = frozenset(
 def link_connections(bank: Bank, entry: Entry, connections: list) -> list[Edge]:
     """Write a new entry's ``connections`` (entry → other) inside the caller's operation."""
     types = edge_types_for_bank(bank)
-    targets = _live_targets(bank, connections)
+    targets = _locked_targets(bank, connections)
     requests: list[LinkRequest] = []
     for i, item in enumerate(connections):
         if not isinstance(item, dict) or set(item) - CONNECTION_FIELDS:
@@ -57,21 +57,41 @@ def link_connections(bank: Bank, entry: Entry, connections: list) -> list[Edge]:
         except (InvalidInput, Conflict) as exc:
             raise _at(i, exc) from None
         requests.append(req)
-    _lock_ends(entry, requests)
+    locked = {e.pk for e in targets.values()}
+    _lock_ends([(i, req) for i, req in enumerate(requests) if req.to_entry.pk not in locked])
     return _insert(bank, requests)
 
 
-def _live_targets(bank: Bank, connections: list) -> dict[str, Entry]:
+# The live targets, read and share-locked in one statement (id order, as every link locks):
+# a merge or delete of a target waits for this write, as it waits for a link.
+_TARGETS_SQL = """
+SELECT {columns} FROM kb_entry
+ WHERE bank_id = %s AND (short_id = ANY(%s) OR key = ANY(%s))
+ ORDER BY id
+   FOR SHARE
+"""
+
+
+@functools.cache
+def _targets_sql() -> str:
+    return _TARGETS_SQL.format(columns=", ".join(f.column for f in Entry._meta.concrete_fields))
+
+
+def _locked_targets(bank: Bank, connections: list) -> dict[str, Entry]:
     """The live entries the connections' ids name (short_id first, then key, as
-    :func:`~kb.services.entries.find_entry` reads them), in one statement."""
-    refs = {
-        item["id"].strip()
-        for item in connections
-        if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"].strip()
-    }
+    :func:`~kb.services.entries.find_entry` reads them), locked. An id naming a merged,
+    deleted or no entry is left out: :func:`clean_link` looks it up alone and answers as a
+    link does (a merged id names its survivor, locked by :func:`_lock_ends`)."""
+    refs = sorted(
+        {
+            item["id"].strip()
+            for item in connections
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"].strip()
+        }
+    )
     if not refs:
         return {}
-    rows = list(Entry.objects.filter(bank=bank).filter(Q(short_id__in=refs) | Q(key__in=refs)))
+    rows = list(Entry.objects.raw(_targets_sql(), [bank.pk, refs, refs]))
     by_id = {e.short_id: e for e in rows}
     by_key = {e.key: e for e in rows if e.key}
     out = {}
@@ -99,13 +119,14 @@ def _refuse_repeat(req: LinkRequest, earlier: list[LinkRequest]) -> None:
         )
 
 
-def _lock_ends(entry: Entry, requests: list[LinkRequest]) -> None:
-    """Share-lock the entry and every target (one statement, id order, as links lock); a
-    target merged away or deleted since it was read is a 409 on its connection."""
-    if not requests:
+def _lock_ends(numbered: list[tuple[int, LinkRequest]]) -> None:
+    """Share-lock the targets not locked when read (a merged id's survivor; one statement,
+    none when there is none); one merged away or deleted since is a 409 on its connection.
+    The new entry needs no lock: no other transaction can see it yet."""
+    if not numbered:
         return
-    states = lock_entries([entry.pk, *(req.to_entry.pk for req in requests)])
-    for i, req in enumerate(requests):
+    states = lock_entries([req.to_entry.pk for _, req in numbered])
+    for i, req in numbered:
         target = req.to_entry
         status, _ = states.get(target.pk, ("deleted", None))
         if status == "merged":

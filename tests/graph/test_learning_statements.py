@@ -28,7 +28,7 @@ ENTRIES = "/api/v1/banks/acme/entries"
 #   BEGIN (a savepoint inside a test), the operation                 2
 #   the same-text check (indexed)                                     1
 #   the entry and its history row                                     2
-#   edge types; every target; the entry and targets locked           3
+#   edge types; every target, read and share-locked                  2
 #   the edges, their history rows                                    2
 #   the entry's vectors (from the write's one forward pass), COMMIT   2
 #   the answer: the entry, its edges, removed corrections, aliases    4
@@ -36,10 +36,10 @@ ENTRIES = "/api/v1/banks/acme/entries"
 # connections (47 served with 3): two kinds reads, an exists() probe, a second vector search
 # for the feedback, an UPDATE of the operation's details, and per connection its target, a
 # lock, an overlap check and a savepoint around its edge and its history row.
-LEARNING_STATEMENTS = 20
+LEARNING_STATEMENTS = 19
 # Served for real (its own transaction, the post-commit event): the same, plus the layout
-# cache's invalidation (BEGIN, DELETE, COMMIT) and the workflow subscriber's two reads.
-SERVED_STATEMENTS = LEARNING_STATEMENTS + 5
+# cache's invalidation (one DELETE) and the workflow subscriber's two reads.
+SERVED_STATEMENTS = LEARNING_STATEMENTS + 3
 
 
 @pytest.fixture
@@ -92,13 +92,15 @@ def test_a_learning_reads_no_bank_wide_scan(client_rw, targets, django_capture_o
     assert made.status_code == 201
     inserts = [s for s in statements if s.startswith('INSERT INTO "graph_edge" ')]
     assert len(inserts) == 1  # three edges, one statement
+    locks = [s for s in statements if "FOR SHARE" in s]
+    assert len(locks) == 1 and "short_id = ANY" in locks[0]  # targets read and locked at once
     # The same-text check filters on the indexed key, without the model's bank-slug ordering.
     same_text = [s for s in statements if "regexp_replace" in s]
     assert len(same_text) == 1 and 'INNER JOIN "kb_bank"' not in same_text[0]
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_a_learning_served_for_real_costs_25_statements(bank, token_client, hashing_embedder):
+def test_a_learning_served_for_real_costs_22_statements(bank, token_client, hashing_embedder):
     """Its own transaction and the post-commit event's subscribers, as a web request runs."""
     made = [
         create_entry(
