@@ -32,6 +32,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -60,6 +61,9 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--threads", type=int, default=1, help="Model threads (1, as a web process has)."
+    )
+    parser.add_argument(
+        "--statements", action="store_true", help="Also print the SQL time per statement."
     )
     parser.add_argument("--serve", type=Path, default=None, help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -162,6 +166,7 @@ class Counters:
         self.calls = 0
         self.statements = 0
         self.sql_seconds = 0.0
+        self.each: list[tuple[str, float]] = []  # (statement, seconds) of the current request
         original = MiniLMEmbedder.embed
         counter = self
 
@@ -176,6 +181,7 @@ class Counters:
             finally:
                 counter.statements += 1
                 counter.sql_seconds += time.perf_counter() - started
+                counter.each.append((sql, time.perf_counter() - started))
 
         MiniLMEmbedder.embed = counting
         connection.execute_wrappers.append(timing)
@@ -210,6 +216,7 @@ def post_learning(client, counters: Counters, url: str, body: dict, runtime: str
     settings.KB_EMBEDDING_RUNTIME = runtime
     embedding._QUERY_CACHE.clear()
     calls, statements, sql = counters.snapshot()
+    counters.each = []
     with mode(name):
         started = time.perf_counter()
         response = client.post(url, body, format="json")
@@ -221,7 +228,21 @@ def post_learning(client, counters: Counters, url: str, body: dict, runtime: str
         "calls": after[0] - calls,
         "statements": after[1] - statements,
         "sql_ms": (after[2] - sql) * 1000,
+        "each": [(statement_label(q), seconds * 1000) for q, seconds in counters.each],
     }
+
+
+def statement_label(sql: str) -> str:
+    """A statement of the write, named by what it does."""
+    s = " ".join(sql.split())
+    if "<=>" in s:
+        return "nearest entries (duplicate check, feedback)"
+    if "regexp_replace" in s:
+        return "same-text check"
+    if "FOR SHARE" in s:
+        return "lock entries" if s.startswith("SELECT id, status") else "targets, read and locked"
+    match = re.search(r'(?:FROM|INTO|UPDATE) "?((?:kb|graph)_\w+)', s)
+    return f"{s.split()[0]} {match[1] if match else s[:40]}"
 
 
 def warm_runtimes(runtimes: list[str]) -> None:
@@ -324,6 +345,48 @@ def print_table(results: dict) -> None:
         )
 
 
+def same_text_cost(bank, titles: list[str]) -> tuple[float, float]:
+    """The same-text check's p50 (ms) with the title-letters index and without it (dropped
+    inside a transaction that is rolled back): the ``--before`` process shares this database,
+    so it runs with the index too."""
+    from django.db import connection, transaction
+
+    from kb.services.duplicates import _same_text
+
+    def timed() -> float:
+        times = []
+        for title in titles:
+            started = time.perf_counter()
+            _same_text(bank, title, "")
+            times.append((time.perf_counter() - started) * 1000)
+        return statistics.median(times)
+
+    with_index = timed()
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("DROP INDEX entry_title_letters")
+        without = timed()
+        transaction.set_rollback(True)
+    return with_index, without
+
+
+def print_statements(results: dict) -> None:
+    """Median milliseconds per statement of the write, per way (summed when a way runs one
+    statement several times in a request)."""
+    for (side, name, runtime), rows in results.items():
+        per: dict[str, list[float]] = {}
+        for row in rows:
+            summed: dict[str, float] = {}
+            for label, ms in row.get("each", []):
+                summed[label] = summed.get(label, 0.0) + ms
+            for label, ms in summed.items():
+                per.setdefault(label, []).append(ms)
+        print(f"\n{side}: {name} ({runtime}), SQL per request by statement (p50 ms, count):")
+        for label, values in sorted(per.items(), key=lambda kv: -statistics.median(kv[1])):
+            count = sum(1 for r in rows for lab, _ in r.get("each", []) if lab == label)
+            print(f"  {statistics.median(values):7.1f}  {count / len(rows):4.1f}×  {label}")
+
+
 def main() -> None:
     args = parse_args()
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
@@ -370,6 +433,14 @@ def main() -> None:
             print(f"\nMachine: {search_bench.machine()}; load average {os.getloadavg()}")
             print(f"bank {bank.slug}: {size} entries with vectors; model threads {args.threads}\n")
             print_table(results)
+            if args.statements:
+                print_statements(results)
+                titles = [body["title"] for body in bodies[:20]]
+                indexed, scanned = same_text_cost(bank, titles)
+                print(
+                    f"\nsame-text check p50: {indexed:.1f} ms with the title-letters index, "
+                    f"{scanned:.1f} ms without it (the --before process runs with it too)"
+                )
     finally:
         if before is not None:
             before.close()
