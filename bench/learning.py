@@ -17,10 +17,10 @@ Ways of writing, request by request in turn so the box's load falls on all alike
 
 ``--runtimes`` (default ``onnx``) repeats each way on each runtime. Every body is a new learning
 (a Debian package's description turned into a lesson) with three noted connections to entries
-of the bank; each bank (``bench-learning`` for the first ``--entries`` size, then
-``bench-learning-<n>``) holds ``n`` entries with real vectors, so the duplicate check and the
-feedback search run against stored vectors (a bank past a few hundred entries is imported
-set-wise and embedded in batches once, then reused). Each way counts the model calls and the
+of the bank; each bank (``bench-learning-<n>``, one per ``--entries`` size) holds ``n``
+entries with real vectors, so the duplicate check and the feedback search run against stored
+vectors (a bank past a few hundred entries is imported set-wise and embedded in batches once,
+then reused). Each way counts the model calls and the
 SQL statements it made per request.
 
     .venv/bin/python bench/learning.py [--requests 40] [--entries 120,10000] [--before /tmp/base]
@@ -91,8 +91,8 @@ def setup_django(code: Path, threads: int) -> None:
     settings.KB_RATE_LIMIT_PER_MINUTE = settings.KB_RATE_LIMIT_WRITES_PER_MINUTE = 0
 
 
-def bank_slug(n: int, first: bool) -> str:
-    return "bench-learning" if first else f"bench-learning-{n}"
+def bank_slug(n: int) -> str:
+    return f"bench-learning-{n}"
 
 
 def prepare_bank(slug: str, descriptions: list[str]):
@@ -239,6 +239,8 @@ def statement_label(sql: str) -> str:
         return "nearest entries (duplicate check, feedback)"
     if "regexp_replace" in s:
         return "same-text check"
+    if s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT")):
+        return s.split(' "')[0]
     if "FOR SHARE" in s:
         return "lock entries" if s.startswith("SELECT id, status") else "targets, read and locked"
     match = re.search(r'(?:FROM|INTO|UPDATE) "?((?:kb|graph)_\w+)', s)
@@ -414,8 +416,8 @@ def main() -> None:
     counters = Counters()
     rng = np.random.default_rng(3)
     try:
-        for n, size in enumerate(sizes):
-            bank, ids = prepare_bank(bank_slug(size, n == 0), texts[:size])
+        for size in sizes:
+            bank, ids = prepare_bank(bank_slug(size), texts[:size])
             _, raw = create_token(f"bench-learning-{time.time_ns()}", [bank], "read,write")
             client = APIClient()
             client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
