@@ -65,6 +65,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--statements", action="store_true", help="Also print the SQL time per statement."
     )
+    parser.add_argument(
+        "--bank-indexes",
+        action="store_true",
+        help="Give each bank its own HNSW indexes for the run (as a bank past "
+        "KB_BANK_VECTOR_INDEX_AT has them), dropped after.",
+    )
     parser.add_argument("--serve", type=Path, default=None, help=argparse.SUPPRESS)
     return parser.parse_args()
 
@@ -402,6 +408,7 @@ def main() -> None:
     from rest_framework.test import APIClient
 
     from kb.services.tokens import create_token
+    from kb.services.vector_index import drop_bank_vector_indexes, ensure_bank_vector_indexes
 
     default = "one pass" if args.before else "one pass,before eager,before broker"
     names = [m.strip().replace(",", "") for m in (args.modes or default).split(",") if m.strip()]
@@ -415,9 +422,13 @@ def main() -> None:
     warm_runtimes(runtimes)
     counters = Counters()
     rng = np.random.default_rng(3)
+    own_indexes = []
     try:
         for size in sizes:
             bank, ids = prepare_bank(bank_slug(size), texts[:size])
+            if args.bank_indexes:
+                own_indexes.append(bank)
+                ensure_bank_vector_indexes(bank, force=True, concurrently=False)
             _, raw = create_token(f"bench-learning-{time.time_ns()}", [bank], "read,write")
             client = APIClient()
             client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
@@ -433,7 +444,10 @@ def main() -> None:
             run_ways(ways, bodies[: len(ways)], post)  # warm: plans, caches
             results = run_ways(ways, bodies[len(ways) :], post)
             print(f"\nMachine: {search_bench.machine()}; load average {os.getloadavg()}")
-            print(f"bank {bank.slug}: {size} entries with vectors; model threads {args.threads}\n")
+            own = "its own HNSW indexes" if args.bank_indexes else "no index of its own"
+            print(
+                f"bank {bank.slug}: {size} entries with vectors, {own}; model threads {args.threads}\n"
+            )
             print_table(results)
             if args.statements:
                 print_statements(results)
@@ -446,6 +460,8 @@ def main() -> None:
     finally:
         if before is not None:
             before.close()
+        for bank in own_indexes:
+            drop_bank_vector_indexes(bank.pk)
 
 
 NEW_TEXTS = 20_000
