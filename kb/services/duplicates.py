@@ -123,10 +123,11 @@ class Neighbour:
     distance: float
 
 
-# The nearest vectors are read first, without the entry table (its hash join over the whole
-# bank cost as much as the scan itself), then joined for their texts and status; REACH more than
-# asked for leaves room for merged or deleted entries among them, and when that room is not
-# enough the statement of record runs (the same answer, one statement more, rarely).
+# The nearest vectors are read first, without the entry table (joined first, to drop merged
+# and deleted rows, it was hashed whole — every bank's entries — on every write), then joined
+# for their texts and status; REACH more rows than asked for leave room for merged or deleted
+# entries among them, and when that room is not enough the statement of record runs (the same
+# answer, one statement more, rarely).
 REACH = 15
 _NEAREST_SQL = """
 SELECT e.short_id, e.title, e.summary, e.content, n.distance, e.status
@@ -143,7 +144,8 @@ def nearest_entries(
     bank: Bank, text: str, *, limit: int = NEAREST, exclude_pk: int | None = None
 ) -> list[Neighbour]:
     """The ``limit`` live entries of ``bank`` whose content vectors are nearest to ``text``'s,
-    nearest first, in one statement; what the duplicate check and the write feedback both read.
+    nearest first, in one statement (see ``REACH``); what the duplicate check and the write
+    feedback both read.
 
     The statement is ``ORDER BY distance LIMIT k`` with no bound on the distance: with the
     bank's own HNSW index (a large bank) pgvector walks it and stops after ``k`` rows, where a
