@@ -323,37 +323,6 @@ def link(
     return edge
 
 
-def link_connections(bank: Bank, entry: Entry, connections: list) -> list[Edge]:
-    """Write a new entry's ``connections`` (entry → other) inside the caller's operation."""
-    types = edge_types_for_bank(bank)
-    edges = []
-    for i, item in enumerate(connections):
-        if not isinstance(item, dict) or set(item) - {
-            "id",
-            "relation",
-            "note",
-            "evidence",
-            "label",
-            "valid_from",
-            "valid_to",
-        }:
-            raise InvalidInput(
-                f"connections[{i}] must be an object with id, relation and an optional note.",
-                code="invalid_connection",
-                fields={"connections": f"Item {i} is malformed."},
-            )
-        payload = {k: v for k, v in item.items() if k != "id"}
-        payload.update({"from": entry, "to": item.get("id")})
-        try:
-            req = clean_link(bank, payload, types=types)
-            edges.append(write_edge(bank, req))
-        except (InvalidInput, Conflict) as exc:
-            exc.fields = {"connections": f"Item {i}: {exc.message}"}
-            exc.message = f"connections[{i}]: {exc.message}"
-            raise
-    return edges
-
-
 # --- unlink, retype, invalidate, correct ------------------------------------------------------
 
 

@@ -224,8 +224,12 @@ def embed_entries(
     """Compute and store the vectors of ``entries`` whose text changed; return how many."""
     embedder = embedder or get_embedder()
     entries = list(entries)
-    existing = dict(
-        EntryEmbedding.objects.filter(entry__in=entries).values_list("entry_id", "source_hash")
+    existing = (
+        {}
+        if force  # every entry is embedded again: what is stored does not matter
+        else dict(
+            EntryEmbedding.objects.filter(entry__in=entries).values_list("entry_id", "source_hash")
+        )
     )
     todo: list[tuple[Entry, dict[str, str], str]] = []
     for entry in entries:
