@@ -391,10 +391,7 @@ SELECT r.id, NULL, cr.short_id, NULL, NULL, NULL, NULL, NULL, 'corrects', 'in', 
        NULL, cr.edge_id, NULL, 'c', NULL
   FROM r CROSS JOIN LATERAL (  -- edges in id order, each end checked until one is current
     SELECT o.short_id, x.edge_id
-      FROM (SELECT ed.id AS edge_id, ed.from_entry_id
-              FROM graph_edge ed
-             WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id {correction_test}
-             ORDER BY ed.id OFFSET 0) x
+      FROM ({corrector_edges}) x
       JOIN kb_entry o ON o.id = x.from_entry_id
      WHERE o.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
        AND (o.expires_at IS NULL OR o.expires_at >= %(now)s::date)
@@ -423,11 +420,25 @@ def _replacement_arms(type_ids: Sequence[int] | None) -> str:
     return "".join(_REPLACEMENT_ARM.format(type_test=test, current=_CURRENT) for test in tests)
 
 
-def _type_test(type_ids: Sequence[int] | None, lookup: str) -> str:
-    """``= ANY('{…}')`` of literal type ids the planner can estimate, or the lookup itself."""
+_CORRECTOR_ARM = """(SELECT ed.id AS edge_id, ed.from_entry_id
+                 FROM graph_edge ed
+                WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id {type_test}
+                ORDER BY ed.id OFFSET 0)"""
+
+
+def _corrector_edges(type_ids: Sequence[int] | None) -> str:
+    """A result's incoming correction edges, one arm per correction type id written as a
+    literal ``= id``: with ``= ANY('{7}')`` the planner took the GiST exclusion index on its
+    second column over ``edge_to_open`` (20 ms per result, 100 ms of a query at 100k entries;
+    bench/query_e2e.py), as the replacement arm did before it named its ids the same way."""
     if type_ids is None:
-        return f"= ANY(ARRAY({lookup}))"
-    return f"= ANY('{{{','.join(str(int(t)) for t in type_ids)}}}'::bigint[])"
+        tests = [f"= ANY(ARRAY({_CORRECTION_TYPE_IDS}))"]
+    else:
+        tests = [f"= {int(type_id)}" for type_id in type_ids]
+    if not tests:
+        return "SELECT NULL::bigint AS edge_id, NULL::bigint AS from_entry_id WHERE false"
+    arms = (_CORRECTOR_ARM.format(current=_CURRENT, type_test=test) for test in tests)
+    return "\n              UNION ALL ".join(arms)
 
 
 def neighbors_of(
@@ -459,7 +470,7 @@ def neighbors_of(
     sql = _NEIGHBORS_SQL.format(
         current=_CURRENT,
         replacement_arms=_replacement_arms(replacement_types),
-        correction_test=_type_test(correction_types, _CORRECTION_TYPE_IDS),
+        corrector_edges=_corrector_edges(correction_types),
         vrel=vector_relevance_sql("emb"),
         nrel=NOTE_RELEVANCE_SQL.format(note="f.note", tsv="f.note_tsv"),
     )
