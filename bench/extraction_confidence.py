@@ -35,10 +35,12 @@ TUNING = [
     ROOT / "bench/data/extraction_airline.json",
     ROOT / "bench/data/extraction_hospital.json",
     ROOT / "bench/data/extraction_tuning_extra.json",
+    # Blind once, reported, then demoted to tuning (issue 21, branch extract): the extractor's
+    # clause rules were worked out on it. The weights below were fitted before, without it.
+    ROOT / "bench/data/blind/extraction_set2/extraction_theatre.json",
 ]
 BLIND = [
     ROOT / "bench/data/blind/misc/extraction_food_distribution.json",
-    ROOT / "bench/data/blind/extraction_set2/extraction_theatre.json",
 ]
 # The confidence before this change: the extractor's prior times a trust per way of naming.
 OLD_TRUST = {"fuzzy_end": 0.8, "pronoun_end": 0.75, "unresolved_end": 0.5}
@@ -208,6 +210,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="fit the weights on the tuning sets")
     parser.add_argument("--c", type=float, default=1.0, help="inverse L2 strength for --fit")
+    parser.add_argument(
+        "--tuning-only", action="store_true", help="do not run the blind sets (while tuning)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("KB_EMBEDDER", "hashing")  # no vectors are read here
@@ -231,7 +236,7 @@ def main() -> None:
             fit(tuning, args.c)
             transaction.set_rollback(True)
             return
-        for path in BLIND:
+        for path in [] if args.tuning_only else BLIND:
             report(f"BLIND {path.name} (local; never used to fit)", collect(path))
         transaction.set_rollback(True)
 

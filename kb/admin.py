@@ -1,10 +1,11 @@
-"""The staff admin of the core app: thin views over the services.
+"""The staff admin of the core app: thin views over the actions.
 
-Every write that touches knowledge is an audited operation: entry saves, reverts and deletes
-open a unit of work (:func:`kb.unit_of_work.unit_of_work`), the "Mark verified" action calls
-:func:`kb.services.entries.verify_entry`, tokens are created only by
-:func:`kb.services.tokens.create_token` (the raw secret is shown once and never stored).
-The actor is the staff user (``kb.audit.AuditContextMiddleware``).
+Every write that touches knowledge runs its action as the staff member
+(:mod:`kb.actions.staff`), and so is one audited operation: the entry form runs the entry
+create/edit actions (:mod:`kb.admin_entry_form`), "Mark verified" the verify action, bank
+archive/restore ``ArchiveBank``. Tokens belong to no bank, so their admin calls the token
+service: created only by :func:`kb.services.tokens.create_token` (the raw secret is shown once
+and never stored), revoked only by ``revoke_tokens``. The actor is the staff user.
 
 ``BankAdmin`` and ``EntryAdmin`` are declared here and registered by the graph app's
 subclasses (``graph.admin.banks``, ``graph.admin.entries``), which own the bank and entry use
@@ -25,19 +26,16 @@ from django.utils import timezone
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
-from kb.actions.entries import VerifyEntry
-from kb.actions.staff import run_as_staff
+from kb.actions.banks import ArchiveBank
+from kb.actions.entries import UpdateEntry, VerifyEntry
+from kb.actions.staff import run_as_staff, staff_caller
+from kb.admin_entry_form import ActionRefused, EntryAdminForm
 from kb.admin_filters import BankFilter, KindFilter
-from kb.admin_metadata import MetadataField, StepsField
-from kb.errors import KbError
 from kb.models import (
     Bank,
     Entry,
     EntryKind,
 )
-from kb.services import banks as bank_service
-from kb.services import entries as entry_service
-from kb.services.duplicates import refuse_duplicate
 
 
 class LinesArrayField(SimpleArrayField):
@@ -101,7 +99,7 @@ class BankAdmin(admin.ModelAdmin):
     actions = ("archive_selected", "restore_selected")
 
     def has_delete_permission(self, request, obj=None):
-        # A bank's rows are audited history; it is archived (kb.services.banks.set_archived),
+        # A bank's rows are audited history; it is archived (the ArchiveBank action),
         # never deleted from the admin.
         return False
 
@@ -109,7 +107,12 @@ class BankAdmin(admin.ModelAdmin):
         done = [
             bank.slug
             for bank in queryset.order_by("slug")
-            if bank_service.set_archived(bank, archived, reason=f"admin: {request.user}")
+            if run_as_staff(
+                request,
+                ArchiveBank,
+                bank,
+                body={"archived": archived, "reason": f"admin: {request.user}"},
+            )
         ]
         verb = "Archived" if archived else "Restored"
         self.message_user(
@@ -181,109 +184,14 @@ class VerifiedFilter(admin.SimpleListFilter):
         return queryset
 
 
-class EntryAdminForm(forms.ModelForm):
-    """The entry form: its values become the REST payload and are checked by the entry
-    service (:func:`kb.services.entries.clean_entry_data`), not by rules of its own. The
-    checked values are written by ``create_entry`` / ``update_entry`` in ``save_model``."""
-
-    # Form field -> payload field of the service's errors.
-    ERROR_FIELDS = {"anchors": "anchor_files", "lifetime": None}
-
-    allow_duplicate = forms.BooleanField(
-        required=False,
-        label="Store even if it duplicates an entry",
-        help_text="Otherwise a near-exact copy of an existing entry is refused: update or link "
-        "to that entry instead.",
-    )
-
-    class Meta:
-        model = Entry
-        fields = "__all__"
-        field_classes = {"steps": StepsField, "metadata": MetadataField}
-
-    def _bank(self):
-        if self.instance.pk is not None:
-            return self.instance.bank
-        return self.cleaned_data.get("bank")
-
-    def payload(self) -> dict:
-        """The cleaned form as the REST body of ``POST``/``PATCH .../entries``."""
-        data = self.cleaned_data
-        lifetime = {}
-        if data.get("durable"):
-            lifetime["durable"] = True
-        if data.get("expires_at"):
-            lifetime["expires_at"] = data["expires_at"].isoformat()
-        if data.get("resolved_by") is not None:
-            lifetime["resolved_by"] = data["resolved_by"].short_id
-        payload = {
-            "title": data.get("title"),
-            "key": data.get("key") or None,
-            "summary": data.get("summary") or "",
-            "content": data.get("content") or "",
-            "useful_for": data.get("useful_for") or "",
-            "kind": data["kind"].name if data.get("kind") is not None else None,
-            "systems": list(data.get("systems") or []),
-            "tasks": list(data.get("tasks") or []),
-            "steps": data.get("steps"),
-            "metadata": data.get("metadata") or {},
-            "anchors": {
-                "files": list(data.get("anchor_files") or []),
-                "symbols": list(data.get("anchor_symbols") or []),
-            },
-            "lifetime": lifetime,
-        }
-        return {k: v for k, v in payload.items() if k in self._payload_fields()}
-
-    def _payload_fields(self) -> set[str]:
-        names = set(self.fields)
-        out = {f for f in entry_service.EDITABLE_FIELDS if f in names}
-        if names & {"anchor_files", "anchor_symbols"}:
-            out.add("anchors")
-        if names & {"durable", "expires_at", "resolved_by"}:
-            out.add("lifetime")
-        return out
-
-    def clean(self):
-        data = super().clean()
-        bank = self._bank()
-        if bank is None or self.errors:
-            return data
-        if data.get("kind") is not None and data["kind"].bank_id not in (None, bank.pk):
-            # The service looks kinds up by name in this bank; a foreign kind is not one.
-            self.add_error("kind", f"Kind {data['kind']} belongs to another bank.")
-            return data
-        try:
-            self.service_data = entry_service.clean_entry_data(
-                bank, self.payload(), allowed=entry_service.EDITABLE_FIELDS
-            )
-            entry_service.check_entry_values(bank, self.service_data, self.instance.pk)
-            if self.instance.pk is None and not data.get("allow_duplicate"):
-                # The service decides again on save; checked here to show it on the form.
-                refuse_duplicate(bank, self.service_data)
-        except KbError as exc:
-            if exc.code == "duplicate_entry":
-                self.add_error("allow_duplicate", exc.message)
-                return data
-            for name, message in (exc.fields or {}).items():
-                target = self.ERROR_FIELDS.get(name, name)
-                self.add_error(target if target in self.fields else None, message)
-            if not exc.fields:
-                self.add_error(None, exc.message)
-        return data
-
-    def changes(self) -> dict:
-        """The checked values that differ from the stored entry (for ``update_entry``)."""
-        current = Entry.objects.get(pk=self.instance.pk)  # the form has set self.instance
-        return {
-            name: value
-            for name, value in self.service_data.items()
-            if getattr(current, name, None) != value
-        }
-
-
 class EntryAdmin(SimpleHistoryAdmin):
+    """Entries: the form's values run the entry actions (``create_action``, ``update_action``;
+    kb has no create of its own — creating may link connections, a graph use case — so the
+    graph app's admin names both)."""
+
     form = EntryAdminForm
+    create_action = None
+    update_action = UpdateEntry
     formfield_overrides = ONE_PER_LINE
     list_display = (
         "short_id",
@@ -395,22 +303,29 @@ class EntryAdmin(SimpleHistoryAdmin):
         # An entry never moves between banks: its kind, links and history are bank-scoped.
         return fields + ("bank",) if obj is not None else fields
 
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        attrs = {
+            "caller": staff_caller(request),
+            "create_action": self.create_action,
+            "update_action": self.update_action,
+            "refused": getattr(request, "_kb_entry_refused", None),
+        }
+        return type(form.__name__, (form,), attrs)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ActionRefused as refused:
+            # The action refused while the page saved: the admin's transaction is rolled back
+            # (nothing half-written); the same submission is shown again with the refusal.
+            request._kb_entry_refused = refused
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
     def save_model(self, request, obj, form, change):
-        """Through the entry service, as REST does: ``create_entry`` or ``update_entry``."""
-        if change:
-            changes = form.changes()
-            entry = (
-                entry_service.update_entry(obj.bank, obj, changes, reason="admin edit")
-                if changes
-                else Entry.objects.get(pk=obj.pk)
-            )
-        else:
-            entry = entry_service.create_entry(
-                form.cleaned_data["bank"],
-                form.service_data,
-                allow_duplicate=bool(form.cleaned_data.get("allow_duplicate")),
-            )
-        # The admin keeps working with ``obj``: make it the row the service wrote.
+        """Through the entry action, as REST and MCP: create or edit (the form prepared it)."""
+        entry = form.write()
+        # The admin keeps working with ``obj``: make it the row the action wrote.
         for field in Entry._meta.concrete_fields:
             setattr(obj, field.attname, getattr(entry, field.attname))
         obj._state.adding = False

@@ -1,4 +1,4 @@
-"""Admin for claims: live claims per bank for staff, and a release action (the same service
+"""Admin for claims: live claims per bank for staff, and a release action (the same action
 as REST and MCP). Claims are made by agents, so there is no add form and no field edits."""
 
 from __future__ import annotations
@@ -7,8 +7,10 @@ from django.contrib import admin, messages
 from django.db.models import Q
 from django.utils import timezone
 
-from kb import audit
+from kb.actions.claims import ReleaseClaim
+from kb.actions.staff import run_as_staff
 from kb.admin_filters import BankFilter
+from kb.errors import KbError
 from kb.models import Claim
 from kb.services import claims as claim_service
 
@@ -73,13 +75,22 @@ class ClaimAdmin(admin.ModelAdmin):
 
     @admin.action(description="Release selected claims")
     def release_selected(self, request, queryset):
-        actor = f"staff:{request.user.get_username()}"
-        # Staff count as curators: releasing an agent's claim is audited naming whose it was.
-        caller = claim_service.ClaimCaller(actor=actor, curator=True)
+        """The release action per live claim, as REST and MCP run it; staff count as curators
+        (releasing an agent's claim is audited naming whose it was)."""
         released = 0
-        with audit.acting_as(actor):
-            for found in queryset.select_related("bank"):
-                if found.is_live:
-                    claim_service.release(found.bank, found.pk, reason="admin", caller=caller)
-                    released += 1
+        for found in queryset.select_related("bank"):
+            if not found.is_live:
+                continue
+            try:
+                run_as_staff(
+                    request,
+                    ReleaseClaim,
+                    found.bank,
+                    ids={"claim_id": str(found.pk)},
+                    body={"reason": "admin"},
+                )
+            except KbError as exc:
+                messages.error(request, f"{found.subject}: {exc.message}")
+            else:
+                released += 1
         messages.success(request, f"Released {released} claim(s).")

@@ -145,7 +145,11 @@ class AgentTokenAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:
-            super().save_model(request, obj, form, change)
+            # Only the expiry is editable, and only it is written (through the service): a
+            # whole-row save would write back the revoked_at read when the page loaded, and so
+            # revive a token revoked meanwhile.
+            if "expires_at" in form.changed_data:
+                token_service.set_token_expiry(obj, form.cleaned_data.get("expires_at"))
             return
         token, raw = token_service.create_token(
             form.cleaned_data["name"],
@@ -164,9 +168,7 @@ class AgentTokenAdmin(admin.ModelAdmin):
             token_service.set_token_expiry(obj, expires_at)
 
     def save_related(self, request, form, formsets, change):
-        if change:
-            super().save_related(request, form, formsets, change)
-        # On add, create_token already bound the banks.
+        """Nothing: on add ``create_token`` bound the banks; on change they are read-only."""
 
     def response_add(self, request, obj, post_url_continue=None):
         raw = getattr(request, "_kb_raw_token", None)

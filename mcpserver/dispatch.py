@@ -21,7 +21,7 @@ from rest_framework.exceptions import Throttled
 
 from kb.inputs import check_json, check_path_and_query
 from kb.models import AgentToken
-from kb.services.tokens import authenticate_token
+from kb.services.tokens import authenticate_token, authenticate_token_for_bank
 from mcpserver.compact import compact_answer
 from mcpserver.tools import ToolSpec
 
@@ -64,25 +64,50 @@ def token_banks(raw_token: str) -> tuple[AgentToken | None, list[str]]:
     return token, sorted(token.banks.values_list("slug", flat=True))
 
 
-def _bank_argument(raw_token: str, arguments: dict) -> tuple[str | None, ToolAnswer | None]:
+def _bank_argument(arguments: dict) -> tuple[str | None, ToolAnswer | None]:
+    """The ``bank`` argument, stripped (None when the call names no bank)."""
     bank = arguments.get("bank")
-    if bank is not None:
-        if not isinstance(bank, str) or not bank.strip():
-            return None, _error(
-                400, "invalid_input", "bank must be a bank slug.", {"bank": "Slug."}
-            )
-        return bank.strip(), None
-    token, slugs = token_banks(raw_token)
+    if bank is None:
+        return None, None
+    if not isinstance(bank, str) or not bank.strip():
+        return None, _error(400, "invalid_input", "bank must be a bank slug.", {"bank": "Slug."})
+    return bank.strip(), None
+
+
+@dataclass
+class Authenticated:
+    """A tool call's token, authenticated once, and the bank it acts on (read with it)."""
+
+    token: AgentToken
+    bank_slug: str
+    held: dict
+
+
+def authenticate(
+    raw_token: str, bank_slug: str | None
+) -> tuple[Authenticated | None, ToolAnswer | None]:
+    """The token of a tool call, read once: with a named bank, the statement that
+    authenticates it also reads that bank (as REST's authentication does); with none, the
+    token's only bank (several: 400 ``bank_required``)."""
+    if bank_slug is not None:
+        token, bank = (
+            authenticate_token_for_bank(raw_token, bank_slug) if raw_token else (None, None)
+        )
+        if token is None:
+            return None, _error(401, "not_authenticated", "Unknown or revoked token.")
+        return Authenticated(token, bank_slug, {bank_slug: bank}), None
+    token = authenticate_token(raw_token) if raw_token else None
     if token is None:
         return None, _error(401, "not_authenticated", "Unknown or revoked token.")
-    if len(slugs) != 1:
+    banks = sorted(token.banks.all(), key=lambda b: b.slug)
+    if len(banks) != 1:
         return None, _error(
             400,
             "bank_required",
             "This token holds several banks: name one in `bank`.",
-            {"bank": "Required: " + ", ".join(slugs)},
+            {"bank": "Required: " + ", ".join(b.slug for b in banks)},
         )
-    return slugs[0], None
+    return Authenticated(token, banks[0].slug, {banks[0].slug: banks[0]}), None
 
 
 def _path_value(value) -> str | None:
@@ -93,19 +118,30 @@ def _path_value(value) -> str | None:
     return None
 
 
-def call_action(spec: ToolSpec, bank_slug: str, arguments: dict, raw_token: str) -> ToolAnswer:
-    """Authenticate, count the request, then run the tool's action as the token's
-    :class:`~kb.actions.base.Caller` (the bank, scope and input checks are the action's, as over
-    REST); any error becomes the REST envelope (the same handler renders it)."""
+def call_action(
+    spec: ToolSpec,
+    bank_slug: str,
+    arguments: dict,
+    raw_token: str,
+    *,
+    authenticated: Authenticated | None = None,
+) -> ToolAnswer:
+    """Authenticate (unless ``call_tool`` already did), count the request, then run the
+    tool's action as the token's :class:`~kb.actions.base.Caller` (the bank, scope and input
+    checks are the action's, as over REST); any error becomes the REST envelope (the same
+    handler renders it)."""
     from kb.actions.base import Caller
     from kb.api.errors import exception_handler
     from kb.services.ratelimit import count_request
 
-    token = authenticate_token(raw_token) if raw_token else None
-    if token is None:
-        return _error(401, "not_authenticated", "Unknown or revoked token.")
+    if authenticated is None:
+        authenticated, problem = authenticate(raw_token, bank_slug)
+        if problem is not None:
+            return problem
+    token = authenticated.token
     args = {k: v for k, v in arguments.items() if k != "bank"}
     caller = Caller.for_token(token, via="mcp")
+    caller.held = authenticated.held  # the bank read with the token: Caller.bank reads nothing
     with request_context(caller, spec.name, bank_slug) as info:
         try:
             decision = count_request(token.pk, "all")
@@ -206,10 +242,16 @@ def call_tool(spec: ToolSpec, arguments: dict | None, raw_token: str) -> ToolAns
         full, problem = _full_argument(spec, arguments)
         if problem is not None:
             return problem
-        bank, problem = _bank_argument(raw_token, arguments)
+        bank, problem = _bank_argument(arguments)
         if problem is not None:
             return problem
-        answer = call_action(spec, bank, arguments, raw_token)
+        # The token is authenticated here, once (it names the bank when the call does not).
+        authenticated, problem = authenticate(raw_token, bank)
+        if problem is not None:
+            return problem
+        answer = call_action(
+            spec, authenticated.bank_slug, arguments, raw_token, authenticated=authenticated
+        )
         if spec.compact is not None and not answer.is_error and not full:
             answer.data = compact_answer(spec.compact, answer.data)
         return answer

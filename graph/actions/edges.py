@@ -107,9 +107,18 @@ class LinkEntries(EdgeAction):
     def payload(self) -> dict:
         return {k: v for k, v in self.data.items() if k != "reason"}
 
-    def execute(self):
+    def source(self) -> str:
         # A staff member in the admin writes a ``staff`` edge; every other caller an author's.
-        source = EdgeSource.STAFF if self.caller.via == "admin" else EdgeSource.AUTHOR
+        return EdgeSource.STAFF if self.caller.via == "admin" else EdgeSource.AUTHOR
+
+    def check(self) -> None:
+        """The link's own checks (ends, relation, note rule, not already believed), writing
+        nothing: a page shows them on its row before it saves; ``execute`` runs them again
+        inside its operation."""
+        links.check_not_believed(links.clean_link(self.bank, self.payload(), source=self.source()))
+
+    def execute(self):
+        source = self.source()
         return links.link(
             self.bank,
             self.payload(),

@@ -181,3 +181,36 @@ class DecideEdgeProposal(Action):
             "proposal": proposal_json(queue.get_proposal(self.bank, result.proposal.pk)),
             "edge": edge_json(result.edge) if result.edge else None,
         }
+
+
+class BandRequestSerializer(serializers.Serializer):
+    min_confidence = serializers.FloatField(min_value=0, max_value=1)
+    max_confidence = serializers.FloatField(min_value=0, max_value=1, required=False, default=1.0)
+    ids = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        allow_null=True,
+        help_text="Only these proposals (within the band).",
+    )
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class AcceptProposalBand(Action):
+    """Accept every open, resolved proposal in a confidence band as ONE revertible operation
+    (the curators' bulk accept); a proposal that cannot be accepted is skipped, with why."""
+
+    name = "edge_proposals.accept_band"
+    summary = "Accept every open proposal in a confidence band (one revertible operation)"
+    scope = Scope.CURATE
+    Input = BandRequestSerializer
+    values_checked_by_service = True  # accept_band checks the band (0 ≤ min ≤ max ≤ 1)
+
+    def execute(self) -> queue.BulkAccept:
+        return queue.accept_band(
+            self.bank,
+            min_confidence=self.data.get("min_confidence"),
+            max_confidence=self.data.get("max_confidence", 1.0),
+            ids=self.data.get("ids"),
+            reason=self.data.get("reason") or "",
+            actor=self.caller.actor,
+        )

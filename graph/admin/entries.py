@@ -14,7 +14,7 @@ subclasses that add the graph parts (edge and alias inlines, merge, revert).
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.admin.views.autocomplete import AutocompleteJsonView
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -27,11 +27,13 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from graph.actions.edges import AddAlias, LinkEntries
+from graph.actions.entries import CreateEntry, UpdateEntry
 from graph.admin.common import (
     GONE,
     NoHistoryRevertMixin,
     _check_type_bank,
     _refuse_gone,
+    form_with_caller,
     taken_message,
 )
 from graph.admin.entry_actions import EntryCurationActions
@@ -45,8 +47,9 @@ from graph.models import (
     EdgeType,
 )
 from graph.resolution import aliases as alias_service
-from kb.actions.staff import run_as_staff
+from kb.actions.staff import prepare_as, run_as_staff
 from kb.admin import EntryAdmin
+from kb.admin_entry_form import ActionRefused
 from kb.admin_filters import as_pk
 from kb.errors import KbError
 from kb.models import Entry
@@ -70,7 +73,9 @@ class ServiceInlineFormSet(BaseInlineFormSet):
             )
         return form
 
-    def write_through_services(self, request, model_admin) -> None:
+    def write_through_actions(self, request) -> None:
+        """Each filled extra row through its action; a refusal leaves the admin's transaction
+        (the entry's save with it) and is shown on the page again."""
         self.new_objects, self.changed_objects, self.deleted_objects = [], [], []
         for form in self.extra_forms:
             if not form.has_changed() or not form.is_valid():
@@ -78,7 +83,10 @@ class ServiceInlineFormSet(BaseInlineFormSet):
             try:
                 self.new_objects.append(form.write(self.instance, request))
             except KbError as exc:
-                model_admin.message_user(request, exc.message, messages.ERROR)
+                name = self.model._meta.verbose_name
+                raise ActionRefused(
+                    KbError(f"New {name}: {exc.message}", code=exc.code), on_form=False
+                ) from exc
 
 
 class NewEdgeForm(forms.ModelForm):
@@ -114,18 +122,21 @@ class NewEdgeForm(forms.ModelForm):
         _refuse_gone(self.parent, other_field)
         _refuse_gone(other, other_field)
         _check_type_bank(etype, self.parent.bank_id)
-        try:  # the link service's own checks, so the page shows them before anything is written
-            req = edge_service.clean_link(self.parent.bank, self._payload(other))
-            edge_service.check_not_believed(req)
+        try:  # the link action's own checks, so the row shows them before anything is written
+            prepare_as(self.caller, LinkEntries, self.parent.bank, body=self._body(other)).check()
         except KbError as exc:
             raise ValidationError(exc.message) from None
         return data
 
-    def write(self, entry: Entry, request) -> Edge:
-        other = self.cleaned_data["to_entry" if self.outgoing else "from_entry"]
+    def _body(self, other: Entry) -> dict:
+        """The row as the link action's body."""
         source, target = self._ends(other)
         body = {**self._payload(other), "from": source.short_id, "to": target.short_id}
-        return run_as_staff(request, LinkEntries, entry.bank, body={**body, "reason": "admin link"})
+        return {**body, "reason": "admin link"}
+
+    def write(self, entry: Entry, request) -> Edge:
+        other = self.cleaned_data["to_entry" if self.outgoing else "from_entry"]
+        return run_as_staff(request, LinkEntries, entry.bank, body=self._body(other))
 
 
 class NewIncomingEdgeForm(NewEdgeForm):
@@ -210,6 +221,7 @@ class OutgoingEdgeInline(ServiceInline):
 
     def get_formset(self, request, obj=None, **kwargs):
         formset = super().get_formset(request, obj, **kwargs)
+        formset.form = form_with_caller(formset.form, request)  # its rows check as the staff
         if obj is not None:
             fields = formset.form.base_fields
             # Relations: the core vocabulary plus this bank's own; ends: this bank's entries.
@@ -295,6 +307,8 @@ class GraphEntryAdmin(EntryCurationActions, NoHistoryRevertMixin, EntryAdmin):
     """kb's Entry admin plus current edges and aliases inline, and the merge action."""
 
     inlines = (OutgoingEdgeInline, IncomingEdgeInline, AliasInline)
+    create_action = CreateEntry  # creating may link connections: graph's use case
+    update_action = UpdateEntry
     actions = (
         *EntryAdmin.actions,
         "retire_selected",
@@ -319,7 +333,7 @@ class GraphEntryAdmin(EntryCurationActions, NoHistoryRevertMixin, EntryAdmin):
 
     def save_formset(self, request, form, formset, change):
         if isinstance(formset, ServiceInlineFormSet):
-            formset.write_through_services(request, self)
+            formset.write_through_actions(request)
         else:
             super().save_formset(request, form, formset, change)
 

@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from graph.actions.extraction import DecideEdgeProposal
+from graph.actions.extraction import AcceptProposalBand, DecideEdgeProposal
 from graph.admin.entries import BankScopedAutocomplete
 from graph.curation import edge_proposals as queue
 from graph.ingest.extract import confidence as scoring
@@ -313,7 +313,7 @@ class EdgeProposalAdmin(admin.ModelAdmin):
 
     def accept_band_view(self, request):
         """Bulk accept in two steps: the preview (how many, which ones) and, once confirmed,
-        one operation through :func:`graph.curation.edge_proposals.accept_band`."""
+        one operation through the bulk accept action (:class:`AcceptProposalBand`)."""
         if not self.has_decide_permission(request):
             raise PermissionDenied
         data = request.POST if request.method == "POST" else (request.GET or None)
@@ -327,10 +327,17 @@ class EdgeProposalAdmin(admin.ModelAdmin):
                 form.add_error("max_confidence", "The band's top is below its bottom.")
             elif request.method == "POST" and "_confirm" in request.POST:
                 try:
-                    result = queue.accept_band(
-                        band["bank"], min_confidence=lo, max_confidence=hi,
-                        ids=band["ids"], reason=band["reason"],
-                    )  # fmt: skip
+                    result = run_as_staff(
+                        request,
+                        AcceptProposalBand,
+                        band["bank"],
+                        body={
+                            "min_confidence": lo,
+                            "max_confidence": hi,
+                            "ids": band["ids"],
+                            "reason": band["reason"],
+                        },
+                    )
                 except KbError as exc:
                     self.message_user(request, exc.message, messages.ERROR)
                 else:

@@ -217,30 +217,6 @@ class Action:
             return Answer(self.status, self.present(result))
 
 
-@dataclass
-class Ran:
-    """An action run for an interface that renders its own page (admin): the service's result
-    and the action's JSON answer."""
-
-    result: Any
-    answer: Answer
-
-
-def run_as_staff(request, action_class: type[Action], entry, *, body=None, query=None) -> Ran:
-    """Run ``action_class`` on ``entry`` (its bank and its id) as the staff user of an admin
-    ``request``: the admin's one line per use case, through the same declaration and checks as
-    REST and MCP."""
-    caller = Caller.for_staff(
-        request.user, via="admin", request_id=getattr(request, "request_id", None)
-    )
-    action = action_class.prepare(
-        caller, entry.bank, ids={"id": entry.short_id}, query=query, body=body
-    )
-    with caller.acting():
-        result = action.execute()
-        return Ran(result, Answer(action.status, action.present(result)))
-
-
 def query_dict(query: Mapping, serializer_class) -> dict:
     """The declared query fields of a REST ``QueryDict`` (one value each; a list field takes
     every value) or of a plain dict of typed MCP arguments."""

@@ -1,10 +1,12 @@
-"""Claims as actions (API.md "Claims"): claim or renew work on a subject, release a claim."""
+"""Claims as actions (API.md "Claims"): list the live claims, claim or renew work on a
+subject, release a claim."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
 from kb.actions.base import Action, Caller
+from kb.actions.fields import WholeNumber
 from kb.api.errors import ApiError
 from kb.api.schemas import NonBlankField
 from kb.models import Claim, Scope
@@ -112,3 +114,37 @@ class ReleaseClaim(Action):
 
     def present(self, claim: Claim) -> dict:
         return claim_json(claim)
+
+
+class ClaimsQuery(serializers.Serializer):
+    # The claims service checks the subject (not blank, its length), as for a claim.
+    subject = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="Only claims on this subject.",
+    )
+    limit = WholeNumber(required=False, default=200, min_value=1, max_value=1000)
+
+
+class ListClaims(Action):
+    """The bank's live claims, oldest first (all, or those on one subject)."""
+
+    name = "claims.list"
+    summary = "Live claims of the bank"
+    Query = ClaimsQuery
+
+    @classmethod
+    def clean(cls, query, body) -> dict:
+        from kb.api.params import reject_unknown
+
+        reject_unknown(query, cls.Query().fields)  # a misspelt filter is an error, not "all"
+        return super().clean(query, body)
+
+    def execute(self) -> list[Claim]:
+        return claims.live_claims(
+            self.bank, subject=self.data.get("subject"), limit=self.data["limit"]
+        )
+
+    def present(self, found: list[Claim]) -> dict:
+        return {"results": [claim_json(c) for c in found]}

@@ -15,18 +15,18 @@ def staff_caller(request):
     )
 
 
-def execute_as(caller, action_class, bank, **kwargs):
-    """Prepare ``action_class`` on ``bank`` for ``caller`` and execute it as that caller; its
-    data (the admin renders its own page, not the action's JSON). A refused input is an
-    :class:`~kb.errors.InvalidInput` (a ``KbError`` the page shows), whichever layer refused
-    it."""
+def prepare_as(caller, action_class, bank, **kwargs):
+    """``action_class`` on ``bank`` for ``caller``, its declared input checked and nothing
+    written yet (a form checks its values this way before the page saves anything). A
+    refused input is an :class:`~kb.errors.InvalidInput` (a ``KbError`` the page shows),
+    whichever layer refused it."""
     from rest_framework.exceptions import ValidationError
 
     from kb.api.errors import ApiError
     from kb.errors import InvalidInput
 
     try:
-        action = action_class.prepare(caller, bank, **kwargs)
+        return action_class.prepare(caller, bank, **kwargs)
     except ApiError as exc:  # strict JSON types, unknown fields
         raise InvalidInput(exc.message, code=exc.code, fields=exc.fields) from None
     except ValidationError as exc:
@@ -37,8 +37,20 @@ def execute_as(caller, action_class, bank, **kwargs):
         }
         message = "; ".join(f"{name}: {text}" for name, text in fields.items())
         raise InvalidInput(message or "Some fields are invalid.", fields=fields) from None
+
+
+def execute_prepared(action):
+    """Execute a prepared action as its caller (audit actor, request context); its data."""
     with action.caller.acting():
         return action.execute()
+
+
+def execute_as(caller, action_class, bank, **kwargs):
+    """Prepare ``action_class`` on ``bank`` for ``caller`` and execute it as that caller; its
+    data (the admin renders its own page, not the action's JSON). A refused input is an
+    :class:`~kb.errors.InvalidInput` (a ``KbError`` the page shows), whichever layer refused
+    it."""
+    return execute_prepared(prepare_as(caller, action_class, bank, **kwargs))
 
 
 def run_as_staff(request, action_class, bank, **kwargs):

@@ -13,15 +13,15 @@ from __future__ import annotations
 from rest_framework.response import Response
 
 from kb.actions.base import Action, Caller
-from kb.api.auth import AgentPrincipal
-from kb.api.errors import ApiError
+from kb.api.auth import AgentPrincipal, actor_for
 
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 
 def caller_for(request, *, via: str = "rest") -> Caller:
     """The :class:`Caller` of a DRF request: its token (with the banks authentication already
-    read) or its staff user; anyone else reaches no bank."""
+    read) or its staff user; anyone else is a caller that reaches no bank (404
+    ``bank_not_found`` from :meth:`Caller.bank`, or the action's own 404, as for a job)."""
     user = request.user
     request_id = getattr(request, "request_id", None)
     if isinstance(user, AgentPrincipal):
@@ -30,14 +30,16 @@ def caller_for(request, *, via: str = "rest") -> Caller:
         return caller
     if user is not None and getattr(user, "is_staff", False):
         return Caller.for_staff(user, via=via, request_id=request_id)
-    kwargs = (getattr(request, "parser_context", None) or {}).get("kwargs") or {}
-    slug = kwargs.get("bank", "")
-    raise ApiError(404, "bank_not_found", f"No bank {slug!r} is available to you.")
+    caller = Caller(actor=actor_for(request), via=via, user=user)
+    if request_id:
+        caller.request_id = request_id
+    return caller
 
 
-def respond(action_class: type[Action], request, bank: str, **kwargs) -> Response:
+def respond(action_class: type[Action], request, bank: str | None, **kwargs) -> Response:
     """Run ``action_class`` for this request on ``bank`` with the URL's path ids (URL kwargs,
-    named as the action's ``path_ids`` map them)."""
+    named as the action's ``path_ids`` map them). ``bank`` None: the action finds its bank
+    from its ids (a job)."""
     caller = caller_for(request)
     ids = {arg: kwargs[url] for arg, url in action_class.path_ids.items() if url in kwargs}
     body = None

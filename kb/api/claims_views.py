@@ -1,20 +1,16 @@
-"""REST views of claims (API.md "Claims"): claim and release run the actions of
-:mod:`kb.actions.claims`; the list reads ``kb.services.claims``."""
+"""REST views of claims (API.md "Claims"): list, claim and release run the actions of
+:mod:`kb.actions.claims`."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.response import Response
 
-from kb.actions.claims import ClaimWork, ReleaseClaim, claim_json
+from kb.actions.claims import ClaimWork, ListClaims, ReleaseClaim
 from kb.api.actions import respond
-from kb.api.auth import bank_for
-from kb.api.params import int_param, int_query, reject_unknown
+from kb.api.params import int_query
 from kb.api.schemas import NONBLANK_TEXT, ErrorEnvelope
 from kb.api.views import ERRORS, BankAPIView
-from kb.models import Scope
-from kb.services import claims
 
 
 class ClaimSerializer(serializers.Serializer):
@@ -60,15 +56,10 @@ class ClaimListView(BankAPIView):
             int_query("limit", 200, 1, 1000),
         ],
         responses={200: ClaimListSerializer, **ERRORS},
-        summary="Live claims of the bank",
+        summary=ListClaims.summary,
     )
     def get(self, request, bank: str):
-        bank_obj = bank_for(request, bank, Scope.READ)
-        reject_unknown(request.query_params, {"subject", "limit"})
-        limit = int_param(request, "limit", 200, 1, 1000)
-        subject = request.query_params.get("subject")
-        found = claims.live_claims(bank_obj, subject=subject, limit=limit)
-        return Response({"results": [claim_json(c) for c in found]})
+        return respond(ListClaims, request, bank)
 
 
 class ClaimReleaseView(BankAPIView):

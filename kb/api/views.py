@@ -10,9 +10,10 @@ from rest_framework.views import APIView
 
 from kb.actions.entries import RecallAnchors, StaleEntries
 from kb.actions.imports import RESTORE_DELETED_DOC, QueueImport
+from kb.actions.jobs import JobStatusAction, visible_job
 from kb.api import schemas
 from kb.api.actions import caller_for, respond
-from kb.api.auth import AgentPrincipal, AuditedViewMixin
+from kb.api.auth import AuditedViewMixin
 from kb.api.errors import ApiError
 from kb.api.params import int_param, int_query, reject_undocumented
 from kb.api.parsers import BoundedMultiPartParser, read_bounded
@@ -163,46 +164,17 @@ class ImportView(BankAPIView):
         return Response(answer.data, status=answer.status)
 
 
-def job_json(job: Job) -> dict:
-    return {
-        "id": job.public_id,
-        "kind": job.kind,
-        "bank": job.bank.slug,
-        "status": job.status,
-        "progress": {
-            "done": job.progress_done,
-            "total": job.progress_total,
-            "phase": job.phase,
-        },
-        "result": job.result,
-        "errors": job.errors,
-        "created_at": job.created_at.isoformat(),
-        "started_at": job.started_at.isoformat() if job.started_at else None,
-        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
-    }
-
-
 class JobView(AuditedViewMixin, APIView):
     @extend_schema(
-        responses={200: schemas.JobSerializer, 404: schemas.ErrorEnvelope}, summary="Job status"
+        responses={200: schemas.JobSerializer, 404: schemas.ErrorEnvelope},
+        summary=JobStatusAction.summary,
     )
     def get(self, request, job_id: str):
-        return Response(job_json(self.check_options_access(request, job_id)))
+        return respond(JobStatusAction, request, None, job_id=job_id)
 
     def check_options_access(self, request, job_id: str) -> Job:
         """The job if the caller may see it, else 404 (GET, HEAD and OPTIONS alike)."""
-        job = Job.objects.select_related("bank").filter(public_id=job_id).first()
-        user = request.user
-        visible = job is not None and (
-            getattr(user, "is_staff", False)
-            or (
-                isinstance(user, AgentPrincipal)
-                and user.token.banks.filter(pk=job.bank_id).exists()
-            )
-        )
-        if not visible:
-            raise ApiError(404, "job_not_found", f"No job {job_id!r} is visible to you.")
-        return job
+        return visible_job(caller_for(request), job_id)
 
 
 class RecallAnchorsView(BankAPIView):

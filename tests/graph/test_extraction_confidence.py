@@ -89,7 +89,9 @@ def test_local_proposals_of_different_shapes_get_different_confidences(bank, mak
         "Bulletin notes",
         content=(
             "Clip Ingest requires the Media Archive. "
-            "Every clip that Legal Affairs clears requires a Rights Check. "
+            # The local extractor now reads the parenthetical (it no longer pairs Legal Affairs
+            # with the Rights Check); the proposal still carries the relative feature.
+            "Clip Ingest, which Legal Affairs clears, requires a Rights Check. "
             "It is owned by the Newsroom. "
             "Rights Check needs the Porter Pool."
         ),
@@ -97,7 +99,7 @@ def test_local_proposals_of_different_shapes_get_different_confidences(bank, mak
     extract_edges(bank, entries=[doc.short_id])
     got = {(p.from_text, p.to_text): p for p in EdgeProposal.objects.filter(bank=bank)}
     plain = got[("Clip Ingest", "Media Archive")]
-    relative = got[("Legal Affairs", "Rights Check")]
+    relative = got[("Clip Ingest", "Rights Check")]
     pronoun = got[("It", "Newsroom")]
     unresolved = got[("Rights Check", "Porter Pool")]
     assert plain.from_entry_id == e["Clip Ingest"].pk

@@ -156,7 +156,7 @@ def test_the_fold_statements_are_prepared_and_answer_the_same_unprepared(
         statements = [row[0] for row in cursor.fetchall()]
     assert len(statements) == 2, statements  # one each, reused by the later queries
     assert any("WITH qv AS" in s for s in statements)
-    assert any("WITH sup AS" in s for s in statements)
+    assert any("WITH types AS" in s for s in statements)
     raw = connection.connection
     assert raw.prepare_threshold is None  # left as Django sets it, between the two statements
     assert not raw._prepared._counts  # the ORM's statements were not counted or cached

@@ -140,3 +140,66 @@ def test_claim_and_release_are_the_same_through_rest_and_mcp(twins):
 
     assert claims(rest_bank) == claims(mcp_bank) == [("migrate reports", "agent-1", "on it", True)]
     assert_same(twins)
+
+
+def test_admin_entry_create_and_edit_match_rest_and_mcp(twins, admin_client):
+    """The admin's entry form runs the same create and edit actions: the rows and the
+    operations (kind, reason, details) equal REST's and MCP's; only the actor names the staff
+    member instead of the token."""
+    from django.urls import reverse
+
+    from tests.graph.test_admin_twins import _entry_form
+
+    rest_bank, rest = twins["rest"]
+    mcp_bank, _ = twins["mcp"]
+    admin_bank = Bank.objects.create(slug="adm", name="Admin side")
+    adm = _world(admin_bank)
+    learning = {
+        "title": "Epsilon",
+        "content": "Releases ship on Tuesdays.",
+        "summary": "Ship day",
+        "kind": "fact",
+        "systems": ["release", "ci"],
+        "lifetime": {"durable": True},
+    }
+    created = twins["api"].post(api_url(rest_bank, "entries"), learning, format="json")
+    assert created.status_code == 201, created.content
+    tool(twins, "report_learning", **learning)
+    response = admin_client.post(
+        reverse("admin:kb_entry_add"),
+        _entry_form(
+            None,
+            admin_bank,
+            title="Epsilon",
+            content="Releases ship on Tuesdays.",
+            summary="Ship day",
+            systems="release\nci",
+        ),
+    )
+    assert response.status_code == 302, response.context["adminform"].form.errors
+
+    def without_actor(bank):
+        return [(kind, reason, details) for kind, _, reason, details in operations(bank)]
+
+    assert shape(rest_bank) == shape(mcp_bank) == shape(admin_bank)
+    assert without_actor(rest_bank) == without_actor(mcp_bank) == without_actor(admin_bank)
+    made = Operation.objects.filter(bank=admin_bank).latest("pk")
+    assert (made.kind, made.actor) == ("create", "staff:admin")
+    assert Entry.objects.get(bank=admin_bank, title="Epsilon").created_by == "staff:admin"
+
+    # An edit (MCP has no edit tool): the PATCH and the change form write the same operation.
+    patch = {"title": "Delta 2", "tasks": ["ship"]}
+    sid = rest["Delta"].short_id
+    patched = twins["api"].patch(api_url(rest_bank, f"entries/{sid}"), patch, format="json")
+    assert patched.status_code == 200, patched.content
+    url = reverse("admin:kb_entry_change", args=[adm["Delta"].pk])
+    response = admin_client.post(
+        url, _entry_form(adm["Delta"], admin_bank, title="Delta 2", tasks="ship")
+    )
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert shape(rest_bank)["entries"] == shape(admin_bank)["entries"]
+    assert without_actor(rest_bank) == without_actor(admin_bank)
+    rest_op = Operation.objects.filter(bank=rest_bank).latest("pk")
+    admin_op = Operation.objects.filter(bank=admin_bank).latest("pk")
+    assert rest_op.details == {**admin_op.details, "entry": sid}
+    assert rest_op.details["fields"] == ["tasks", "title"]

@@ -175,7 +175,7 @@ def test_entry_edit_is_audited_and_moves_updated_at_only(admin_client, entry):
     assert row.operation_id is not None
     operation = Operation.objects.get(pk=row.operation_id)
     assert operation.kind == OperationKind.UPDATE
-    assert operation.reason == "admin edit"
+    assert operation.reason == ""  # the edit action's operation, as REST's PATCH writes it
     assert operation.bank == entry.bank
     assert operation.actor.startswith("staff:")
     assert row.history_actor == operation.actor
@@ -367,6 +367,33 @@ def test_token_change_form_cannot_revoke_or_revive(admin_client, bank):
     assert response.status_code == 302
     token.refresh_from_db()
     assert token.revoked_at == was  # a revoked token stays revoked
+
+
+def test_a_token_revoked_while_its_page_is_open_stays_revoked(admin_user, bank, rf):
+    """The change form writes only the expiry: saving a page loaded before a revocation
+    does not write the old ``revoked_at`` back."""
+    from kb.admin_tokens import AgentTokenAdmin
+    from kb.services.tokens import create_token, revoke_tokens
+
+    token, _raw = create_token("bot", [bank], ["read"])
+    page = AgentToken.objects.get(pk=token.pk)  # what the admin read when the page loaded
+    revoke_tokens([token], actor="staff:alice")
+    model_admin = AgentTokenAdmin(AgentToken, admin.site)
+    request = rf.post("/")
+    request.user = admin_user
+    later = timezone.now() + dt.timedelta(days=30)
+    form_class = model_admin.get_form(request, page, change=True)
+    form = form_class(
+        data={"expires_at_0": later.strftime("%Y-%m-%d"), "expires_at_1": "12:00:00"},
+        instance=page,
+    )
+    assert form.is_valid(), form.errors
+    model_admin.save_model(request, form.save(commit=False), form, change=True)
+    model_admin.save_related(request, form, [], change=True)
+    token.refresh_from_db()
+    assert token.revoked_at is not None  # still revoked
+    assert token.expires_at is not None and token.expires_at.date() == later.date()
+    assert Operation.objects.filter(kind="revoke_token", bank=bank).count() == 1
 
 
 def test_token_revoke_action(admin_client, bank):

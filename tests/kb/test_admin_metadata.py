@@ -79,7 +79,9 @@ def test_saving_labelled_metadata_and_steps(admin_client, gotcha):
         "owner": "platform",
     }
     assert gotcha.steps == ["Check", "Retry"]
-    assert Operation.objects.filter(bank=gotcha.bank, reason="admin edit").exists()
+    assert Operation.objects.filter(
+        bank=gotcha.bank, kind="update", actor__startswith="staff:"
+    ).exists()
 
 
 def test_metadata_problems_are_said_in_words_and_change_nothing(admin_client, gotcha):

@@ -110,30 +110,33 @@ def test_an_import_line_over_a_limit_is_a_line_error(bank):
     assert not Entry.objects.exists()
 
 
-def test_the_admin_form_shows_the_limit_on_the_field(bank):
-    from kb.admin import EntryAdminForm
-    from kb.models import EntryKind
+def test_the_admin_form_shows_the_limit_on_the_field(bank, admin_client):
+    from django.urls import reverse
+
+    from kb.models import EntryKind, Operation
 
     fact = EntryKind.objects.get(bank__isnull=True, name="fact")
-    form = EntryAdminForm(
-        data={
+    count = Operation.objects.count()
+    response = admin_client.post(
+        reverse("admin:kb_entry_add"),
+        {
             "bank": bank.pk,
-            "short_id": "0badc0de",
             "title": "Admin entry",
             "content": "z" * 20_001,
             "kind": fact.pk,
-            "status": "live",
             "durable": "on",
-            "status_changed_at": "2026-01-01 00:00:00",
-            "created_at": "2026-01-01 00:00:00",
-            "updated_at": "2026-01-01 00:00:00",
-            "usage_count": 0,
             "metadata": "{}",
-        }
+            "_save": "Save",
+        },
     )
-    assert not form.is_valid()
+    # The create action refused it while the page saved: nothing written, the limit shown
+    # on the field it names.
+    assert response.status_code == 200
+    form = response.context["adminform"].form
     assert set(form.errors) == {"content"}, form.errors
     assert "content must be at most 20000 characters" in str(form.errors["content"])
+    assert not Entry.objects.filter(bank=bank, title="Admin entry").exists()
+    assert Operation.objects.count() == count
 
 
 def test_reads_take_max_chars_and_mark_what_they_cut(client_rw, make_entry):

@@ -114,7 +114,8 @@ def _cue(span: str, relation: Relation | None, basis: str, lo: int, hi: int):
     extractor names the one it read in ``basis``): (Span, inverse) or None."""
     if relation is None:
         return None
-    read = basis.split(":", 1)[1] if basis.startswith("phrase:") else None
+    head = basis.split(";", 1)[0]  # "phrase:owns;clause:relative": the phrase read
+    read = head.split(":", 1)[1] if head.startswith("phrase:") else None
     phrases = [(p, False) for p in relation.phrases] + [(p, True) for p in relation.inverse_phrases]
     if read is not None:
         phrases = [pi for pi in phrases if pi[0] == read] or phrases

@@ -1,58 +1,55 @@
 """The local extractor: the bank's relation phrases matched in prose, no network, no model.
 
 For each sentence of an entry's title and content, every relation phrase of the vocabulary
-(``EdgeType.phrases``, and ``inverse_phrases`` read the other way round) is found; its
-subject is the name of the bank just before it and its objects the names just after it
-("requires the Tooling Register and the Parts Catalogue" gives two). Where no name of the bank
-stands there, a capitalised noun phrase is kept as a surface form, to be resolved (or left
-unresolved) by validation. A subject pronoun ("It", "This step") stands for the entry itself.
+(``EdgeType.phrases``, and ``inverse_phrases`` read the other way round) is found, also in
+its plural form ("the riggers need", "are owned by") where it is a finite verb; its subject is
+the name of the bank before it and its objects the names after it ("requires the Tooling
+Register and the Parts Catalogue" gives two). Where no name of the bank stands there, a
+capitalised noun phrase is kept as a surface form, to be resolved (or left unresolved) by
+validation. A subject pronoun ("It", "This step") or "the" with the entry's head noun or kind
+("The check …" in "Overnight Check", "The step …" in a step) at the head of a sentence stands
+for the entry itself, and so does the subject of a field label ("Requires: A, B.").
 
-It states only what the sentence says holds now, and nothing is inferred across sentences:
+Which name a phrase joins is read from the clause structure (``clauses``), not from
+adjacency alone:
 
-- a negation in the clause of the phrase ("is not owned by", "requires no sign-off") drops it;
-- a hypothesis, plan or hedge anywhere in the sentence ("if", "would", "could", "may", "will",
-  "is planned to", a question) drops the whole sentence: the main clause of "If the lift is
-  down, porters require the stairs" is no more true now than its condition;
-- so does a history cue ("used to", "no longer", "formerly", "before 2022"): the sentence
-  tells what was. A replacement stated as a past fact ("X replaced Y in 2021") is kept.
+- a relative clause's subject is not the main verb's ("the Cue Sheet that the Lighting Crew
+  owns is signed off by the DSM": the Cue Sheet is signed off; the Lighting Crew owns it);
+- a parenthetical is skipped ("The DSM, who is part of Stage Management, owns …"), and a
+  subject relative pronoun stands for the name before it ("the riggers, who need …");
+- a verb joined by "and"/"but" keeps its subject ("X requires A and is signed off by B"),
+  and a coordinated subject gives one statement per name ("The tech and the dress require …");
+- a list ends where a name is followed by a verb ("…, and the Get-Out follows …"); a
+  possessor ("Wardrobe's booth"), a name after a preposition ("the key to the Paint Frame"),
+  an infinitive object ("manages to keep …"), a name inside another noun phrase ("patience
+  from the DSM", "the reason the Get-In overruns") or modifying the noun after it ("the
+  Playout checklist"; not "the Sales team", "needs the dock clear") are no ends.
 
-Cue words are read outside the bank's names ("Flight Plan" is a name, not a plan). The cue
-lists are set on ``bench/data/extraction_airline.json`` and ``extraction_hospital.json`` and
-reported on the blind ``bench/data/blind/extraction_food_distribution.json``.
+It states only what the sentence says holds now, and nothing is inferred across sentences
+(the cues are in ``cues``): a negation in the clause of the phrase drops it; a hypothesis,
+plan, hedge, restriction or question drops the whole sentence; so does a history cue.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from graph.ingest.extract import clauses as cl
 from graph.ingest.extract.base import Statement, Vocabulary
+from graph.ingest.extract.cues import HEDGES, NEGATIONS, not_a_present_fact, outside_names
 from graph.ingest.extract.mentions import Mention, MentionIndex
 from kb.models import Entry
 
+__all__ = ["LocalExtractor", "PhraseMatcher", "not_a_present_fact", "sentences"]
+
 SENTENCE = re.compile(r"[^\n]+?(?:[.!?](?=\s|$)|$)", re.MULTILINE)
-WORD = re.compile(r"[^\W_][\w'’./&-]*", re.UNICODE)
+WORD = cl.WORD
 CLAUSE_PUNCT = re.compile(r"[,;:()\[\]]")
 CLAUSE_WORDS = {
     "which", "that", "who", "when", "where", "while", "if", "because", "so", "then", "but",
-    "and", "or", "before", "after", "once", "until", "unless", "whereas",
+    "and", "or", "before", "after", "once", "until", "unless", "whereas", "whom",
 }  # fmt: skip
-NEGATIONS = {"not", "never", "no", "nor", "neither", "without", "longer", "cannot", "n't"}
-HEDGES = {"may", "might", "could", "perhaps", "possibly", "probably", "sometimes"}
-# Words that make the whole sentence a hypothesis, a plan or a hedge (not a fact of now).
-HYPOTHESIS = HEDGES | {
-    "if", "unless", "whether", "would", "will", "shall", "wo", "suppose", "supposing",
-    "assuming", "hypothetically", "planned", "plans", "proposed", "proposes", "propose",
-    "proposal", "intends", "intend", "intended", "someday", "eventually",
-}  # fmt: skip
-# Phrases that make the sentence history: what held, not what holds.
-HISTORY = re.compile(
-    r"\b(?:used\s+to|no\s+longer|any\s*more|formerly|previously|originally|once\s+was|"
-    r"in\s+the\s+past|at\s+one\s+time|until\s+(?:recently|last|(?:19|20)\d\d)|"
-    r"(?:before|prior\s+to)\s+(?:(?:19|20)\d\d|the\s+(?:merger|migration|move|upgrade)))\b",
-    re.I,
-)
-CONTRACTED_WILL = re.compile(r"\w'll\b|\w’ll\b", re.I)
 PRONOUNS = {"it", "this"}  # "they" is plural: never the entry itself
 SELF_NOUNS = {
     "service", "step", "process", "team", "policy", "role", "system", "entry", "document",
@@ -63,6 +60,10 @@ NAME_JOINERS = {"of", "for", "&", "de", "-"}
 MAX_GAP_WORDS = 3
 MAX_NAME_WORDS = 6
 COORDINATION = re.compile(r"^\s*(?:,\s*(?:and|or)?|and|or|as well as)\s+(?:the\s+|a\s+|an\s+)?$")
+# A plural (base) form is no finite verb after these: "to own", "does not need", "their own".
+NOT_FINITE_BEFORE = cl.AUXILIARIES | cl.DETERMINERS | cl.PREPOSITIONS | {
+    "no", "any", "each", "every", "this", "these", "those", "let", "help", "make",
+}  # fmt: skip
 PRIOR = 0.9
 
 
@@ -73,6 +74,35 @@ class _Phrase:
     relation: str
     inverse: bool
     phrase: str
+    reduced: bool = False  # a participle without its verb: "X, run by Y," / "X: owned by Y"
+    plural: bool = False  # the plural form of the phrase: "the riggers need"
+
+
+@dataclass
+class _Subject:
+    spans: list[tuple[int, int]]
+    is_self: bool = False
+    antecedent: Mention | None = None  # the object of a relative clause's verb ("that X owns")
+    check_from: int = 0  # negation and hedge words count from here to the phrase
+    reduced: bool = False  # read for a participle: "X: owned by A, signed off by B"
+    clause: str = ""  # how the clause structure gave the subject (kept in the basis)
+
+
+@dataclass
+class _Reading:
+    sentence: str
+    mentions: list[Mention]
+    phrases: list[_Phrase] = field(default_factory=list)
+
+    def phrase_between(self, lo: int, hi: int) -> bool:
+        return any(lo <= p.start and p.end <= hi for p in self.phrases)
+
+    def verb_follows(self, end: int) -> bool:
+        """A verb right after ``end``: an auxiliary or a relation phrase."""
+        nxt = cl.next_word(self.sentence, end)
+        if nxt is None:
+            return False
+        return nxt[0] in cl.AUXILIARIES or any(p.start == nxt[1] for p in self.phrases)
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -90,11 +120,43 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
 
 def _words(text: str) -> list[str]:
-    return [w.lower().strip(".") for w in WORD.findall(text)]
+    return cl.words(text)
 
 
 def _name_like(word: str) -> bool:
     return word[:1].isupper() or word[:1].isdigit() or (len(word) > 1 and word.isupper())
+
+
+def reduced_form(phrase: str) -> str | None:
+    """A passive phrase without its verb "to be": "is owned by" → "owned by", as in a reduced
+    relative clause ("The archive, run by Engineering, …") or a field ("Cue Sheet: owned by
+    …"); None for phrases that are not "is/are" + a participle."""
+    parts = phrase.split()
+    if len(parts) < 3 or parts[0].lower() not in {"is", "are", "was", "were"}:
+        return None
+    word = parts[1].lower()
+    if not (word.endswith(("ed", "en")) or word in cl.IRREGULAR_PARTICIPLES):
+        return None
+    return " ".join(parts[1:])
+
+
+def plural_form(phrase: str) -> str | None:
+    """The phrase with its first word in the plural (base) form: "requires" → "require",
+    "relies on" → "rely on", "is owned by" → "are owned by"; None when it has none."""
+    first, _, rest = phrase.partition(" ")
+    low = first.lower()
+    irregular = {"is": "are", "was": "were", "has": "have", "does": "do"}
+    if low in irregular:
+        base = irregular[low]
+    elif len(low) < 4 or not low.endswith("s") or low.endswith(("ss", "us")):
+        return None
+    elif low.endswith("ies"):
+        base = low[:-3] + "y"
+    elif low.endswith(("sses", "shes", "ches", "xes", "zes")):
+        base = low[:-2]
+    else:
+        base = low[:-1]
+    return f"{base} {rest}".strip()
 
 
 class PhraseMatcher:
@@ -106,33 +168,47 @@ class PhraseMatcher:
             for phrase, inverse in [(p, False) for p in rel.phrases] + [
                 (p, True) for p in rel.inverse_phrases
             ]:
-                words = phrase.lower().split()
-                if not words:
-                    continue
-                pattern = r"\s+".join(re.escape(w) for w in words)
-                # A bank's own type wins a phrase over a core type (it is the more specific).
-                rank = (len(phrase), rel.bank_defined)
-                entries.append(
-                    (
-                        rank,
-                        re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.I),
-                        rel.name,
-                        inverse,
-                        phrase,
-                    )
+                forms = (
+                    (phrase, ""),
+                    (plural_form(phrase), "plural"),
+                    (reduced_form(phrase), "reduced"),
                 )
+                for form, variant in forms:
+                    words = (form or "").lower().split()
+                    if not words:
+                        continue
+                    pattern = r"\s+".join(re.escape(w) for w in words)
+                    # A bank's own type wins a phrase over a core type (the more specific).
+                    rank = (len(form), rel.bank_defined, not variant)
+                    regex = re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.I)
+                    entries.append((rank, regex, rel.name, inverse, phrase, variant))
         entries.sort(key=lambda e: e[0], reverse=True)
         self._entries = entries
 
     def find(self, sentence: str, mentions: list[Mention]) -> list[_Phrase]:
         taken: list[tuple[int, int]] = [(m.start, m.end) for m in mentions]
         found = []
-        for _, regex, relation, inverse, phrase in self._entries:
+        for _, regex, relation, inverse, phrase, variant in self._entries:
             for m in regex.finditer(sentence):
                 if any(m.start() < e and s < m.end() for s, e in taken):
                     continue  # inside a name of the bank, or another phrase
+                before = sentence[: m.start()]
+                if variant == "plural" and (_words(before)[-1:] or [""])[0] in NOT_FINITE_BEFORE:
+                    continue  # "to own", "does not need", "their own": not a finite verb
+                if variant == "reduced" and before.rstrip()[-1:] not in (",", ":"):
+                    continue  # "the booth owned by …" is read only after "X," or "X:"
                 taken.append((m.start(), m.end()))
-                found.append(_Phrase(m.start(), m.end(), relation, inverse, phrase))
+                found.append(
+                    _Phrase(
+                        m.start(),
+                        m.end(),
+                        relation,
+                        inverse,
+                        phrase,
+                        reduced=variant == "reduced",
+                        plural=variant == "plural",
+                    )
+                )
         return sorted(found, key=lambda p: p.start)
 
 
@@ -151,6 +227,12 @@ def _clause_start(sentence: str, before: int, mentions: list[Mention]) -> int:
 
 def _clean_gap(gap: str) -> bool:
     return not CLAUSE_PUNCT.search(gap) and len(_words(gap)) <= MAX_GAP_WORDS
+
+
+def _clean_object_gap(gap: str) -> bool:
+    """Words between a phrase and its object: no second noun phrase ("the reason the X") and
+    no source ("patience from the X"): the name then belongs to another noun."""
+    return _clean_gap(gap) and cl.det_count(gap) <= 1 and "from" not in _words(gap)
 
 
 def _name_run(text: str, offset: int, *, from_end: bool) -> tuple[int, int] | None:
@@ -186,25 +268,26 @@ def _name_run(text: str, offset: int, *, from_end: bool) -> tuple[int, int] | No
     return offset + run[0].start(), offset + end - (1 if text[end - 1] == "." else 0)
 
 
-def _outside_names(sentence: str, mentions: list[Mention]) -> str:
-    """The sentence with the bank's names blanked out (their words are never cues)."""
-    chars = list(sentence)
-    for m in mentions:
-        chars[m.start : m.end] = " " * (m.end - m.start)
-    return "".join(chars)
-
-
-def not_a_present_fact(sentence: str, mentions: list[Mention]) -> bool:
-    """True when the sentence is a question, a hypothesis, a plan, a hedge or history."""
-    text = _outside_names(sentence, mentions)
-    if sentence.rstrip().endswith("?") or HISTORY.search(text) or CONTRACTED_WILL.search(text):
+def _plural_subject(sentence: str, subject: _Subject) -> bool:
+    """The subject agrees with a plural verb: several names, a plural noun ("the riggers"),
+    or the subject of a mandative "that" clause ("requires that the crew sign off")."""
+    if len(subject.spans) > 1:
         return True
-    return bool(set(_words(text)) & HYPOTHESIS)
+    if subject.is_self:
+        return False
+    start, end = subject.spans[0]
+    last = _words(sentence[start:end])[-1:] or [""]
+    if last[0].endswith("s") and not last[0].endswith(("ss", "us", "is")):
+        return True
+    lead = _words(sentence[:start])
+    while lead and lead[-1] in cl.LEADING:
+        lead.pop()
+    return lead[-1:] == ["that"]
 
 
 def _negated_after(sentence: str, phrase: _Phrase, mentions: list[Mention]) -> bool:
     """A negation between the phrase and the end of its clause ("is owned by no one")."""
-    rest = _outside_names(sentence, mentions)[phrase.end :]
+    rest = outside_names(sentence, mentions)[phrase.end :]
     cut = CLAUSE_PUNCT.search(rest)
     rest = rest[: cut.start()] if cut else rest
     words = _words(rest)
@@ -224,11 +307,22 @@ class LocalExtractor:
         self.index = index
         self._matcher: PhraseMatcher | None = None
         self._vocabulary: Vocabulary | None = None
+        self._entry_title = ""  # what a field label's subject ("Requires: …") is called
+        self._entry_nouns: set[str] = set()  # "the check" in "Overnight Check": the entry
+
+    def about(self, entry: Entry) -> None:
+        """Read the next sentences as the text of ``entry``: "the <its head noun or kind>"
+        ("The check …" in "Overnight Check", "The step …" in a step) names the entry."""
+        self._entry_title = entry.title
+        heads = _words(entry.title)[-1:]
+        kind = getattr(entry.kind, "name", "") if entry.kind_id else ""
+        self._entry_nouns = {w for w in heads + [kind.lower()] if w and w.isalpha()}
 
     def extract(self, entry: Entry, vocabulary: Vocabulary) -> list[Statement]:
         if self._vocabulary is not vocabulary:
             self._matcher, self._vocabulary = PhraseMatcher(vocabulary), vocabulary
         out = []
+        self.about(entry)
         for text in (entry.title, entry.content):
             for start, end in sentences(text):
                 out.extend(self.read_sentence(text[start:end]))
@@ -238,77 +332,234 @@ class LocalExtractor:
         mentions = self.index.find(sentence)
         if not_a_present_fact(sentence, mentions):
             return []
-        out = []
-        for phrase in self._matcher.find(sentence, mentions):
-            subject = self._subject(sentence, phrase, mentions)
+        reading = _Reading(sentence, mentions)
+        reading.phrases = self._matcher.find(sentence, mentions)
+        out: list[Statement] = []
+        previous: _Subject | None = None
+        for phrase in reading.phrases:
+            subject = self._subject(reading, phrase, previous)
             if subject is None:
                 continue
-            (s_start, s_end), from_self = subject
-            gap = sentence[s_end : phrase.start] if not from_self else ""
-            if set(_words(gap)) & (NEGATIONS | HEDGES):
+            previous = subject
+            if phrase.plural and not _plural_subject(sentence, subject):
+                continue  # "Legal, who …, follow …": a plural verb needs a plural subject
+            if self._negated(reading, phrase, subject):
                 continue
-            clause = sentence[_clause_start(sentence, phrase.start, mentions) : phrase.start]
-            if set(_words(clause)) & NEGATIONS or _negated_after(sentence, phrase, mentions):
-                continue
-            for o_start, o_end in self._objects(sentence, phrase, mentions):
-                a, b = sentence[s_start:s_end], sentence[o_start:o_end]
-                a_self, b_self = from_self, False
-                if phrase.inverse:  # "X is required by Y": Y requires X
-                    a, b, a_self, b_self = b, a, b_self, a_self
-                out.append(
-                    Statement(
-                        span=sentence,
-                        relation=phrase.relation,
-                        from_text=a,
-                        to_text=b,
-                        prior=PRIOR,
-                        from_self=a_self,
-                        to_self=b_self,
-                        basis=f"phrase:{phrase.phrase}",
+            for o_start, o_end in self._objects(reading, phrase, subject.antecedent):
+                for s_start, s_end in subject.spans:
+                    out.append(
+                        self._statement(
+                            sentence, phrase, subject, (s_start, s_end), (o_start, o_end)
+                        )
                     )
-                )
         return out
 
-    def _subject(self, sentence: str, phrase: _Phrase, mentions: list[Mention]):
+    def _statement(self, sentence, phrase: _Phrase, subject: _Subject, s_span, o_span):
+        a, b = sentence[s_span[0] : s_span[1]], sentence[o_span[0] : o_span[1]]
+        if not a:  # a field label's subject is the entry: named by its title
+            a = self._entry_title or sentence[phrase.start : phrase.end]
+        a_self, b_self = subject.is_self, False
+        if phrase.inverse:  # "X is required by Y": Y requires X
+            a, b, a_self, b_self = b, a, b_self, a_self
+        return Statement(
+            span=sentence,
+            relation=phrase.relation,
+            from_text=a,
+            to_text=b,
+            prior=PRIOR,
+            from_self=a_self,
+            to_self=b_self,
+            basis=f"phrase:{phrase.phrase}"
+            + (f";clause:{subject.clause}" if subject.clause else ""),
+        )
+
+    @staticmethod
+    def _negated(r: _Reading, phrase: _Phrase, subject: _Subject) -> bool:
+        gap = r.sentence[subject.check_from : phrase.start] if not subject.is_self else ""
+        if set(_words(outside_names(gap, []))) & (NEGATIONS | HEDGES):
+            return True
+        clause = r.sentence[_clause_start(r.sentence, phrase.start, r.mentions) : phrase.start]
+        return bool(set(_words(clause)) & NEGATIONS) or _negated_after(
+            r.sentence, phrase, r.mentions
+        )
+
+    def _subject(self, r: _Reading, phrase: _Phrase, previous: _Subject | None):
+        s, mentions = r.sentence, r.mentions
+        if phrase.reduced:  # "X, run by Y," / "X: owned by A, signed off by B"
+            if previous is not None and previous.reduced:
+                return _Subject(previous.spans, previous.is_self, reduced=True, clause="reduced")
+            named = cl.mention_ending_at(mentions, len(s[: phrase.start].rstrip()[:-1].rstrip()))
+            if named is None:
+                return None
+            span = (named.start, named.end)
+            return _Subject([span], reduced=True, check_from=phrase.start, clause="reduced")
+        clause_start = _clause_start(s, phrase.start, mentions)
         before = [m for m in mentions if m.end <= phrase.start]
-        clause_start = _clause_start(sentence, phrase.start, mentions)
         if before and before[-1].start >= clause_start:
             m = before[-1]
-            if _clean_gap(sentence[m.end : phrase.start]):
-                return (m.start, m.end), False
-        clause = sentence[clause_start : phrase.start]
+            gap = s[m.end : phrase.start]
+            if _clean_gap(gap):
+                return self._named_subject(r, phrase, m, clause_start)
+        clause = s[clause_start : phrase.start]
         words = _words(clause)
-        if (len(words) == 1 and words[0] in PRONOUNS) or (
-            len(words) == 2 and words[0] == "this" and words[1] in SELF_NOUNS
+        if not words and not s[:clause_start].strip() and s[phrase.end :].lstrip()[:1] == ":":
+            return _Subject([(phrase.start, phrase.start)], True)  # a field label: "Requires: …"
+        if (
+            (len(words) == 1 and words[0] in PRONOUNS)
+            or (len(words) == 2 and words[0] == "this" and words[1] in SELF_NOUNS)
+            or self._names_the_entry(words)
         ):
+            if any(m.end <= clause_start for m in mentions):
+                return None  # "…; it was replaced by …": "it" may be the name before
             lead = len(clause) - len(clause.lstrip())
-            return (clause_start + lead, clause_start + len(clause.rstrip())), True
+            return _Subject([(clause_start + lead, clause_start + len(clause.rstrip()))], True)
+        if all(w in cl.ADVERBS for w in words):
+            found = self._carried_subject(r, clause_start, previous)
+            if found is not None or words or clause_start > 0:
+                return found
+        return self._capitalised_subject(r, phrase, clause, clause_start)
+
+    def _names_the_entry(self, words: list[str]) -> bool:
+        """ "The check", "the tube system" in the text of "Pneumatic Tube System" / a check."""
+        if len(words) < 2 or words[0] not in {"the", "this"} or words[-1] not in self._entry_nouns:
+            return False
+        title = _words(self._entry_title)
+        return len(words) == 2 or all(w in title for w in words[1:])
+
+    def _named_subject(self, r: _Reading, phrase: _Phrase, m: Mention, clause_start: int):
+        """The name right before the phrase, read through relative clauses and lists."""
+        s = r.sentence
+        if cl.possessor(s, m.end) or cl.after_preposition(s, m.start, clause_start):
+            return None  # "Wardrobe's booth is …", "the key to the Paint Frame belongs …"
+        embedded, antecedent = cl.relative_head(s, m, r.mentions)
+        gap_words = [w for w in _words(s[m.end : phrase.start]) if w not in cl.ADVERBS]
+        if embedded and gap_words:
+            # "the Cue Sheet that the Lighting Crew owns is signed off by": the verb of the
+            # relative clause stands between, so the main verb's subject is what it modifies.
+            if antecedent is None:
+                return None
+            span = (antecedent.start, antecedent.end)
+            return _Subject([span], check_from=m.end, clause="relative")
+        if r.phrase_between(m.end, phrase.start) or cl.modifies_next_noun(s, m.end, phrase.start):
+            return None  # "the Parts Catalogue updates are issued by": the name modifies a noun
+        spans = self._coordinated_before(r, m) or [(m.start, m.end)]
+        clause = "coordinated" if len(spans) > 1 else ""
+        if embedded and antecedent is not None:
+            return _Subject(spans, antecedent=antecedent, check_from=m.end, clause="relative")
+        return _Subject(spans, check_from=m.end, clause=clause)
+
+    def _coordinated_before(self, r: _Reading, m: Mention) -> list[tuple[int, int]]:
+        """A subject list that begins its clause: "The tech and the dress require …"."""
+        s, chain = r.sentence, [m]
+        earlier = [p for p in r.mentions if p.end <= m.start]
+        while earlier and COORDINATION.match(s[earlier[-1].end : chain[0].start]):
+            chain.insert(0, earlier.pop())
+        while len(chain) > 1:
+            first = chain[0]
+            lead = _words(s[_clause_start(s, first.start, r.mentions) : first.start])
+            if all(w in cl.LEADING for w in lead):
+                return [(p.start, p.end) for p in chain]
+            chain.pop(0)
+        return []
+
+    def _carried_subject(self, r: _Reading, clause_start: int, previous: _Subject | None):
+        """The subject of a clause with none of its own: a relative pronoun's name, the name
+        before a parenthetical, or the subject of the verb joined by "and"/"but"."""
+        s = r.sentence
+        boundary = s[:clause_start].rstrip()
+        word = re.search(r"(\w+)$", boundary)
+        if word and word.group(1).lower() in {"who", "which", "that"}:
+            name = cl.antecedent_of(s, word.start(1), r.mentions)
+            if name is None:
+                return None
+            return _Subject([(name.start, name.end)], check_from=clause_start, clause="relative")
+        if boundary.endswith(","):
+            name = cl.parenthetical_head(
+                s, len(boundary) - 1, r.mentions, lambda at: _clause_start(s, at, r.mentions)
+            )
+            if name is None:
+                return None
+            span = (name.start, name.end)
+            return _Subject([span], check_from=clause_start, clause="parenthetical")
+        if word and word.group(1).lower() in {"and", "but"}:
+            if previous is not None:
+                spans, is_self = previous.spans, previous.is_self
+                return _Subject(spans, is_self, check_from=clause_start, clause="carried")
+            first = r.mentions[0] if r.mentions else None
+            if first is not None and all(w in cl.LEADING for w in _words(s[: first.start])):
+                span = (first.start, first.end)
+                return _Subject([span], check_from=clause_start, clause="carried")
+        return None
+
+    def _capitalised_subject(self, r: _Reading, phrase: _Phrase, clause: str, clause_start: int):
+        s = r.sentence
         run = _name_run(clause.rstrip(), clause_start, from_end=True)
         if run is None:
             return None
         # The first word of a sentence is capitalised anyway: alone, it is not a name.
-        if run[0] == 0 and len(WORD.findall(sentence[run[0] : run[1]])) == 1:
-            word = sentence[run[0] : run[1]]
+        if run[0] == 0 and len(WORD.findall(s[run[0] : run[1]])) == 1:
+            word = s[run[0] : run[1]]
             if not (word.isupper() or any(c.isdigit() for c in word)):
                 return None
-        if not _clean_gap(sentence[run[1] : phrase.start]):
+        if not _clean_gap(s[run[1] : phrase.start]) or cl.possessor(s, run[1]):
             return None
-        return run, False
+        if cl.after_preposition(s, run[0], clause_start):
+            return None
+        return _Subject([run], check_from=run[1])
 
-    def _objects(self, sentence: str, phrase: _Phrase, mentions: list[Mention]):
-        after = [m for m in mentions if m.start >= phrase.end]
-        head = sentence[phrase.end : after[0].start] if after else sentence[phrase.end :]
-        if set(_words(head)[:MAX_GAP_WORDS]) & NEGATIONS:
+    def _objects(self, r: _Reading, phrase: _Phrase, antecedent: Mention | None):
+        s = r.sentence
+        tail = s[phrase.end :]
+        if tail.lstrip()[:1] == ":":  # a field label: "Requires: A, B."
+            return self._list(r, phrase.end + tail.index(":") + 1)
+        after = [m for m in r.mentions if m.start >= phrase.end]
+        head = s[phrase.end : after[0].start] if after else tail
+        cut = CLAUSE_PUNCT.search(head)
+        head_words = _words(head[: cut.start()] if cut else head)
+        if set(head_words[:MAX_GAP_WORDS]) & NEGATIONS:
             return []  # "requires no sign-off from QA"
-        if after and _clean_gap(sentence[phrase.end : after[0].start]):
-            spans = [(after[0].start, after[0].end)]
-            for prev, nxt in zip(after, after[1:], strict=False):
-                if not COORDINATION.match(sentence[prev.end : nxt.start]):
-                    break
-                spans.append((nxt.start, nxt.end))
-            return spans
-        rest = sentence[phrase.end :]
+        if head_words[:1] == ["to"] and head_words[1:2] and head_words[1] not in cl.LEADING:
+            return []  # "manages to keep …": an infinitive, not an object
+        if after and _clean_object_gap(head) and not r.phrase_between(phrase.end, after[0].start):
+            return self._list(r, phrase.end)
+        if antecedent is not None and self._nothing_follows(r, phrase):
+            return [(antecedent.start, antecedent.end)]  # "the risk assessment that X requires"
+        rest = tail
         cut = CLAUSE_PUNCT.search(rest)
         rest = rest[: cut.start()] if cut else rest
         run = _name_run(rest, phrase.end, from_end=False)
-        return [run] if run else []
+        if run is None or cl.possessor(s, run[1]) or not cl.ends_noun_phrase(s, run[1]):
+            return []  # "the DSM's calls", "the 1962 extension": the name modifies a noun
+        if not _clean_object_gap(s[phrase.end : run[0]]):
+            return []
+        return [run]
+
+    @staticmethod
+    def _nothing_follows(r: _Reading, phrase: _Phrase) -> bool:
+        rest = r.sentence[phrase.end :].lstrip()
+        if not rest or rest[0] in ",.;:)!?":
+            return True
+        nxt = cl.next_word(r.sentence, phrase.end)
+        return nxt is not None and (nxt[0] in CLAUSE_WORDS or r.verb_follows(phrase.end))
+
+    @staticmethod
+    def _list(r: _Reading, start: int) -> list[tuple[int, int]]:
+        """The name after ``start`` and those coordinated with it, each ending its noun
+        phrase ("…, and the Rigging Crew keeps …" ends the list before the Rigging Crew)."""
+        s = r.sentence
+        after = [m for m in r.mentions if m.start >= start]
+        if not after:
+            return []
+        first = after[0]
+        if cl.possessor(s, first.end) or r.verb_follows(first.end):
+            return []  # "the DSM's calls"; "requires that the TD is …"
+        if not cl.object_ends(s, first.end):
+            return []  # "follows the Playout Preparation checklist": the name modifies a noun
+        spans = [(first.start, first.end)]
+        for prev, nxt in zip(after, after[1:], strict=False):
+            if not COORDINATION.match(s[prev.end : nxt.start]):
+                break
+            if cl.possessor(s, nxt.end) or not cl.ends_noun_phrase(s, nxt.end):
+                break
+            spans.append((nxt.start, nxt.end))
+        return spans

@@ -124,12 +124,13 @@ class MentionIndex:
         tokens = [(m.start(), m.end(), normalize(m.group())) for m in TOKEN.finditer(text)]
         found, i = [], 0
         while i < len(tokens):
-            hit = None
-            for n in range(min(MAX_MENTION_TOKENS, len(tokens) - i), 0, -1):
-                key = tuple(t[2] for t in tokens[i : i + n])
-                if key in self._trie:
-                    hit = (n, self._trie[key])
-                    break
+            hit = self._longest_at(tokens, i)
+            if hit is not None and tokens[i][2] in LEADING_WORDS:
+                # "the Dress Rehearsal": an alias "the dress" must not swallow the article of
+                # a longer name starting at the next word.
+                later = self._longest_at(tokens, i + 1)
+                if later is not None and later[0] + 1 > hit[0]:
+                    i, hit = i + 1, later
             if hit is None:
                 i += 1
                 continue
@@ -137,6 +138,13 @@ class MentionIndex:
             found.append(Mention(tokens[i][0], tokens[i + n - 1][1], pks))
             i += n
         return found
+
+    def _longest_at(self, tokens: list, i: int) -> tuple[int, tuple[int, ...]] | None:
+        for n in range(min(MAX_MENTION_TOKENS, len(tokens) - i), 0, -1):
+            key = tuple(t[2] for t in tokens[i : i + n])
+            if key in self._trie:
+                return n, self._trie[key]
+        return None
 
     # --- resolving a surface form ------------------------------------------------------------
 

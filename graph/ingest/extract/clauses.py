@@ -1,0 +1,223 @@
+"""Clause structure for the local extractor: which name a relation phrase really joins.
+
+A reader that pairs the two names around a phrase is misled by the commonest shapes of
+English prose. These helpers read those shapes from words alone (no parser, no model), for
+any domain:
+
+- **relative clauses**: in "the Cue Sheet that the Lighting Crew owns is signed off by the
+  DSM" the Lighting Crew is the subject of *owns* only; *is signed off by* belongs to the Cue
+  Sheet, and *owns* takes the Cue Sheet as its object (``relative_head``). The same with no
+  "that" ("the ticketing system the Box Office runs replaced …") and with a subject relative
+  ("the riggers, who need …": ``antecedent_of``);
+- **parentheticals**: "The DSM, who is part of Stage Management, owns the Prompt Book" —
+  the verb after the closing comma belongs to the name before the opening one
+  (``parenthetical_head``; also "X, unlike Y, …", "X, next to Y, …", "X, not Y, …",
+  "X, run by Y, …");
+- **where a noun phrase ends**: a name followed by a verb ("…, and the Get-Out follows …")
+  starts a new clause and is no item of the list before it (``ends_noun_phrase``,
+  ``verb_follows``); a name followed by "'s" is a possessor ("Wardrobe's booth"), and a name
+  after a preposition ("the key to the Paint Frame") modifies another noun.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graph.ingest.extract.mentions import Mention
+
+WORD = re.compile(r"[^\W_][\w'’./&-]*", re.UNICODE)
+DETERMINERS = {"the", "a", "an", "its", "their", "our", "his", "her", "my", "your"}
+LEADING = DETERMINERS | {"each", "every", "any", "all", "both", "either", "this", "these"}
+# Adverbs that may stand between a subject and its verb without being a verb themselves.
+ADVERBS = {
+    "also", "still", "now", "itself", "themselves", "both", "all", "always", "usually",
+    "normally", "often", "only", "already", "jointly", "currently", "alone", "each", "too",
+    "then", "first", "later", "typically", "generally",
+}  # fmt: skip
+AUXILIARIES = {
+    "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "does", "do",
+    "did", "can", "could", "must", "should", "shall", "will", "would", "may", "might",
+    "cannot", "wo",
+}  # fmt: skip
+PREPOSITIONS = {
+    "to", "of", "for", "from", "with", "on", "in", "at", "by", "about", "into", "onto", "under",
+    "over", "near", "behind", "without", "within", "across", "through", "via", "per", "like",
+    "unlike", "beside", "between", "among", "during", "above", "below", "around", "inside",
+    "outside", "beneath", "beyond", "upon", "against", "toward", "towards",
+}  # fmt: skip
+# Words that open a parenthetical after a name and a comma ("X, who …,", "X, unlike Y,").
+PARENTHETICAL_OPENERS = {
+    "who", "whom", "whose", "which", "where", "unlike", "like", "together", "along",
+    "alongside", "not", "including", "except", "besides", "next", "plus", "apart",
+}  # fmt: skip
+IRREGULAR_PARTICIPLES = {
+    "run", "kept", "held", "led", "made", "built", "done", "set", "put", "read", "sent", "paid",
+    "bought", "brought", "taught", "told", "written", "given", "known", "shown", "drawn", "met",
+}  # fmt: skip
+RELATIVE_PRONOUNS = {"that", "which", "whom", "who"}
+PRONOUNS = {"it", "they", "we", "he", "she", "you", "i", "one", "someone", "everyone"}
+# What may follow a noun phrase that ends there: a list item must be followed by one of these
+# (or punctuation, or the end), else it is the subject of a new clause ("…, and the Rigging
+# Crew keeps …") or a modifier of another noun ("the MCR phone tree").
+NP_FOLLOWERS = PREPOSITIONS | {
+    "and", "or", "nor", "as", "before", "after", "until", "when", "while", "where", "which",
+    "who", "whose", "since", "because", "so", "but", "then", "each", "every", "too", "only",
+    "both", "alike", "once", "unless", "if", "whenever", "together", "that", "whom",
+}  # fmt: skip
+# Adjectives that complete "needs X clear" / "requires X ready" (a small clause), not nouns.
+PREDICATIVE = {
+    "clear", "free", "open", "ready", "available", "empty", "clean", "closed", "locked",
+    "staffed", "up", "down", "online", "offline", "running", "intact", "dry", "safe", "live",
+    "unlocked", "idle", "present", "on", "off",
+}  # fmt: skip
+# Nouns that classify the name before them rather than name another thing: "the Subtitle
+# Service team" is the Subtitle Service, "the Work Order numbers" cite the Work Order.
+CLASSIFIERS = {
+    "team", "teams", "department", "group", "crew", "staff", "unit", "office", "number",
+    "numbers", "id", "ids", "reference", "references", "record", "records",
+}  # fmt: skip
+POSSESSIVE = re.compile(r"^\s*['’]s?\b")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words; a contracted negation is its own word ("doesn't" → does, n't)."""
+    out = []
+    for w in WORD.findall(text):
+        w = w.lower().strip(".").replace("’", "'")
+        if w.endswith("n't") and len(w) > 3:
+            out.extend((w[:-3], "n't"))
+        else:
+            out.append(w)
+    return out
+
+
+def next_word(sentence: str, pos: int) -> tuple[str, int] | None:
+    """The word starting after ``pos`` (only white space between), lower-cased, and where."""
+    m = re.compile(r"\s*([^\W_][\w'’-]*)").match(sentence, pos)
+    return (m.group(1).lower(), m.start(1)) if m else None
+
+
+def possessor(sentence: str, end: int) -> bool:
+    """The name ending at ``end`` is followed by "'s": it owns the noun after it."""
+    return bool(POSSESSIVE.match(sentence[end : end + 3]))
+
+
+def after_preposition(sentence: str, start: int, lo: int) -> bool:
+    """A preposition stands before the name at ``start`` (determiners skipped, from ``lo``):
+    "the key to the Paint Frame" — the name modifies another noun, it is no subject."""
+    ws = words(sentence[lo:start])
+    while ws and ws[-1] in LEADING:
+        ws.pop()
+    return bool(ws) and ws[-1] in PREPOSITIONS
+
+
+def ends_noun_phrase(sentence: str, end: int) -> bool:
+    """The noun phrase ending at ``end`` ends there: punctuation, the end, or a word that may
+    follow a noun phrase (a conjunction, a preposition), not a verb or another noun."""
+    rest = sentence[end:].lstrip()
+    if not rest or rest[0] in ",.;:()!?[]":
+        return True
+    nxt = next_word(sentence, end)
+    return nxt is not None and nxt[0] in NP_FOLLOWERS
+
+
+def mention_ending_at(mentions: list[Mention], end: int) -> Mention | None:
+    for m in mentions:
+        if m.end == end:
+            return m
+    return None
+
+
+def _strip_back(sentence: str, pos: int, mentions: list[Mention]) -> tuple[int, bool]:
+    """Move ``pos`` back over white space, determiners and a possessor ("the Lighting Crew's").
+    Returns the new position and whether a determiner was passed."""
+    passed_det = False
+    while True:
+        text = sentence[:pos].rstrip()
+        m = re.search(r"['’]s?$", text)
+        owner = mention_ending_at(mentions, m.start()) if m else None
+        if owner is not None:
+            pos = owner.start
+            continue
+        w = re.search(r"([^\W_][\w'’-]*)$", text)
+        if w and w.group(1).lower() in DETERMINERS:
+            pos, passed_det = w.start(1), True
+            continue
+        return len(text), passed_det
+
+
+def relative_head(sentence: str, name: Mention, mentions: list[Mention]):
+    """Whether the name is the subject of a relative clause, and the name that clause
+    modifies. "the risk assessment that the Get-In requires" → (True, risk assessment);
+    "Every tray that SSD processes" → (True, None); "the ticketing system the Box Office runs"
+    (no "that") → (True, ticketing system); otherwise (False, None)."""
+    pos, passed_det = _strip_back(sentence, name.start, mentions)
+    w = re.search(r"([^\W_]+)$", sentence[:pos])
+    if w and w.group(1).lower() in RELATIVE_PRONOUNS - {"who"}:
+        before = sentence[: w.start(1)].rstrip().rstrip(",").rstrip()
+        return True, mention_ending_at(mentions, len(before))
+    if passed_det:  # "the ticketing system the Box Office runs": no "that", no comma
+        head = mention_ending_at(mentions, pos)
+        if head is not None:
+            return True, head
+    return False, None
+
+
+def antecedent_of(sentence: str, pronoun_start: int, mentions: list[Mention]) -> Mention | None:
+    """The name a subject relative pronoun ("X, who needs …", "X which follows …") stands
+    for: the name right before it, a comma allowed."""
+    before = sentence[:pronoun_start].rstrip().rstrip(",").rstrip()
+    return mention_ending_at(mentions, len(before))
+
+
+def parenthetical_head(
+    sentence: str, comma: int, mentions: list[Mention], clause_start_of
+) -> Mention | None:
+    """The name a verb after a closing comma belongs to, when a parenthetical opened by a
+    comma after that name stands between ("The DSM, who …, owns"; "X, unlike Y and Z, needs").
+    ``comma`` is the closing comma; the name must begin its own clause."""
+    for c in reversed([i for i, ch in enumerate(sentence[:comma]) if ch == ","]):
+        if re.search(r"[;:]", sentence[c:comma]):
+            return None
+        nxt = next_word(sentence, c + 1)
+        if nxt is None or not (nxt[0] in PARENTHETICAL_OPENERS or participle(nxt[0])):
+            continue
+        head = mention_ending_at(mentions, len(sentence[:c].rstrip()))
+        if head is None:
+            return None
+        lead = words(sentence[clause_start_of(head.start) : head.start])
+        return head if all(w in LEADING for w in lead) else None
+    return None
+
+
+def modifies_next_noun(sentence: str, end: int, limit: int) -> bool:
+    """The name ending at ``end`` is followed, before ``limit``, by a lower-case word that
+    can only continue its noun phrase ("the Parts Catalogue updates are …"): not an adverb,
+    a preposition ("the Fly Floor above it is …") or a pronoun ("the sheet they use is …")."""
+    nxt = next_word(sentence, end)
+    if nxt is None or nxt[1] >= limit:
+        return False
+    word = sentence[nxt[1] : nxt[1] + len(nxt[0])]
+    if not word[:1].islower():
+        return False
+    return nxt[0] not in ADVERBS | PREPOSITIONS | PRONOUNS | RELATIVE_PRONOUNS
+
+
+def object_ends(sentence: str, end: int) -> bool:
+    """An object name ending at ``end`` is the whole object: its noun phrase ends there, or a
+    predicative word follows ("needs the dock clear", "requires the form signed by …")."""
+    if ends_noun_phrase(sentence, end):
+        return True
+    nxt = next_word(sentence, end)
+    if nxt is None:
+        return False
+    return nxt[0] in PREDICATIVE | CLASSIFIERS | ADVERBS or participle(nxt[0])
+
+
+def participle(word: str) -> bool:
+    """A past participle opening a reduced relative clause ("X, updated weekly, …")."""
+    return word.endswith("ed") or word in IRREGULAR_PARTICIPLES
+
+
+def det_count(text: str) -> int:
+    return sum(1 for w in words(text) if w in DETERMINERS)

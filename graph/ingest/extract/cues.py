@@ -1,0 +1,71 @@
+"""Cues that a sentence does not state a present fact: the local extractor then proposes nothing.
+
+- a negation in the clause of the phrase ("is not owned by", "requires no sign-off") drops
+  that phrase (``NEGATIONS``; the extractor reads its scope);
+- a hypothesis, plan or hedge anywhere in the sentence ("if", "would", "could", "may",
+  "will", "is planned to", "we think", "probably", a question) drops the whole sentence: the
+  main clause of "If the lift is down, porters require the stairs" is no more true now than
+  its condition. So does a fronted "When …," clause (a condition: "When the system fails, the
+  controller needs …") — a "when" after the main clause only dates it and is kept;
+- a restriction to some occasions ("… only on Sundays", "… only when …") drops the sentence:
+  it states no standing relation;
+- so does a history cue ("used to", "no longer", "formerly", "before 2022"): the sentence
+  tells what was. A replacement stated as a past fact ("X replaced Y in 2021") is kept.
+
+Cue words are read outside the bank's names ("Flight Plan" is a name, not a plan). The cue
+lists were set on the tuning sets (``bench/data/extraction_airline.json``, ``_hospital``,
+``_tuning_extra`` and the demoted ``bench/data/blind/extraction_set2/``); the blind sets are
+only reported (README, "Held-out figures").
+"""
+
+from __future__ import annotations
+
+import re
+
+from graph.ingest.extract.clauses import words as _words
+from graph.ingest.extract.mentions import Mention
+
+NEGATIONS = {"not", "never", "no", "nor", "neither", "without", "longer", "cannot", "n't"}
+HEDGES = {
+    "may", "might", "could", "perhaps", "possibly", "probably", "sometimes", "maybe", "likely",
+    "unlikely", "think", "believe", "seems", "seem", "presumably", "apparently", "supposedly",
+    "reportedly", "ideally",
+}  # fmt: skip
+# Words that make the whole sentence a hypothesis, a plan or a hedge (not a fact of now).
+HYPOTHESIS = HEDGES | {
+    "if", "unless", "whether", "would", "will", "shall", "wo", "suppose", "supposing", "whenever",
+    "assuming", "hypothetically", "planned", "plans", "proposed", "proposes", "propose",
+    "proposal", "intends", "intend", "intended", "someday", "eventually",
+}  # fmt: skip
+# Phrases that make the sentence history: what held, not what holds.
+HISTORY = re.compile(
+    r"\b(?:used\s+to|no\s+longer|any\s*more|formerly|previously|originally|once\s+was|"
+    r"in\s+the\s+past|at\s+one\s+time|until\s+(?:recently|last|(?:19|20)\d\d)|"
+    r"(?:before|prior\s+to)\s+(?:(?:19|20)\d\d|the\s+(?:merger|migration|move|upgrade)))\b",
+    re.I,
+)
+# A relation restricted to some occasions or conditions holds on those only.
+RESTRICTION = re.compile(
+    r"\bonly\s+(?:on|when|whenever|if|during|while|at|until|between|once|in\s+case)\b", re.I
+)
+FRONTED_CONDITION = re.compile(r"^\W*(?:when|whenever|once|in\s+case|provided|should)\b", re.I)
+CONTRACTED_WILL = re.compile(r"\w'll\b|\w’ll\b", re.I)
+
+
+def outside_names(sentence: str, mentions: list[Mention]) -> str:
+    """The sentence with the bank's names blanked out (their words are never cues)."""
+    chars = list(sentence)
+    for m in mentions:
+        chars[m.start : m.end] = " " * (m.end - m.start)
+    return "".join(chars)
+
+
+def not_a_present_fact(sentence: str, mentions: list[Mention]) -> bool:
+    """True when the sentence is a question, a hypothesis, a plan, a hedge, a restriction to
+    some occasions or history."""
+    text = outside_names(sentence, mentions)
+    if sentence.rstrip().endswith("?") or HISTORY.search(text) or CONTRACTED_WILL.search(text):
+        return True
+    if RESTRICTION.search(text) or FRONTED_CONDITION.search(text):
+        return True
+    return bool(set(_words(text)) & HYPOTHESIS)
