@@ -394,9 +394,10 @@ SELECT r.id, NULL, cr.short_id, NULL, NULL, NULL, NULL, NULL, 'corrects', 'in', 
        NULL, cr.edge_id, NULL, 'c', NULL
   FROM r CROSS JOIN LATERAL (  -- the first the index yields: edges are read until one end is
                                -- current, never all of a hub's read and sorted to pick one
-    SELECT o.short_id, x.edge_id
-      FROM ({corrector_edges}) x JOIN kb_entry o ON o.id = x.from_entry_id
-     WHERE o.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
+    SELECT o.short_id, ed.id AS edge_id
+      FROM graph_edge ed JOIN kb_entry o ON o.id = ed.from_entry_id
+     WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id {correction_test}
+       AND o.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
        AND (o.expires_at IS NULL OR o.expires_at >= %(now)s::date)
      LIMIT 1
   ) cr
@@ -423,24 +424,11 @@ def _replacement_arms(type_ids: Sequence[int] | None) -> str:
     return "".join(_REPLACEMENT_ARM.format(type_test=test, current=_CURRENT) for test in tests)
 
 
-_CORRECTOR_ARM = """(SELECT ed.id AS edge_id, ed.from_entry_id
-                 FROM graph_edge ed
-                WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id {type_test})"""
-
-
-def _corrector_edges(type_ids: Sequence[int] | None) -> str:
-    """A result's incoming correction edges, one arm per correction type id written as a
-    literal ``= id``: with ``= ANY('{7}')`` the planner took the GiST exclusion index on its
-    second column over ``edge_to_open`` (20 ms per result, 100 ms of a query at 100k entries;
-    bench/query_e2e.py), as the replacement arm did before it named its ids the same way."""
+def _type_test(type_ids: Sequence[int] | None, lookup: str) -> str:
+    """``= ANY('{…}')`` of literal type ids the planner can estimate, or the lookup itself."""
     if type_ids is None:
-        tests = [f"= ANY(ARRAY({_CORRECTION_TYPE_IDS}))"]
-    else:
-        tests = [f"= {int(type_id)}" for type_id in type_ids]
-    if not tests:
-        return "SELECT NULL::bigint AS edge_id, NULL::bigint AS from_entry_id WHERE false"
-    arms = (_CORRECTOR_ARM.format(current=_CURRENT, type_test=test) for test in tests)
-    return "\n              UNION ALL ".join(arms)
+        return f"= ANY(ARRAY({lookup}))"
+    return f"= ANY('{{{','.join(str(int(t)) for t in type_ids)}}}'::bigint[])"
 
 
 def neighbors_of(
@@ -474,7 +462,7 @@ def neighbors_of(
     sql = _NEIGHBORS_SQL.format(
         current=_CURRENT,
         replacement_arms=_replacement_arms(replacement_types),
-        corrector_edges=_corrector_edges(correction_types),
+        correction_test=_type_test(correction_types, _CORRECTION_TYPE_IDS),
         vrel=vector_relevance_sql("emb"),
         nrel=NOTE_RELEVANCE_SQL.format(note="f.note", tsv="f.note_tsv"),
     )
