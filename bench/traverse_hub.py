@@ -82,13 +82,29 @@ def plant_hub(cursor, bank, etype, n_edges: int, rng: np.random.Generator):
     return hub_pk
 
 
-def load_walk(checkout: Path, name: str):
-    """``graph/traversal/walk.py`` of another checkout, as a module of its own."""
-    spec = importlib.util.spec_from_file_location(name, checkout / "graph/traversal/walk.py")
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_walk(checkout: Path, name: str):
+    """``graph/traversal/walk.py`` of another checkout, as a module of its own, bound to that
+    checkout's ``reads.py`` (its SQL) when it has one, not to this checkout's."""
+    reads_path = checkout / "graph/traversal/reads.py"
+    if not reads_path.exists():
+        return _load(checkout / "graph/traversal/walk.py", name)
+    ours = sys.modules.get("graph.traversal.reads")
+    sys.modules["graph.traversal.reads"] = _load(reads_path, f"{name}_reads")
+    try:
+        return _load(checkout / "graph/traversal/walk.py", name)
+    finally:
+        if ours is None:
+            sys.modules.pop("graph.traversal.reads")
+        else:
+            sys.modules["graph.traversal.reads"] = ours
 
 
 NOW = None  # one clock for every walk, so two checkouts' answers compare equal
