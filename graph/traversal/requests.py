@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.edges.clocks import parse_instant
-from graph.edges.vocab import edge_types_for_bank
+from graph.edges.vocab import relation_ids_for_bank
 from graph.resolution.aliases import resolve
 from graph.traversal.walk import (
     DEFAULT_DEPTH,
@@ -243,7 +243,7 @@ def clean_traversal(bank: Bank, data: dict) -> TraversalRequest:
             code="invalid_steps",
             fields={"direction": "Put it in each step."},
         )
-    types = edge_types_for_bank(bank)
+    types = relation_ids_for_bank(bank)
     if has_steps:
         steps: Step | list[Step] = clean_steps(data["steps"])
         for step in steps:

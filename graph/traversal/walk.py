@@ -24,7 +24,8 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+import operator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -32,8 +33,7 @@ from django.utils import timezone
 
 from graph.edges.links import believed_q, valid_q
 from graph.edges.notes import SEPARATOR, note_ends
-from graph.edges.vocab import edge_types_for_bank
-from graph.models import EdgeType
+from graph.edges.vocab import relation_ids_for_bank
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
 from graph.traversal.reads import EdgeReads, entry_rows, evidence_of
 from kb.errors import InvalidInput, NotFound
@@ -101,6 +101,18 @@ class NodeInfo(NamedTuple):
     key: str | None
 
 
+class Stamps(dict):
+    """A time → its ISO 8601 text, each formatted once (the edges of one import share their
+    timestamps); None → None."""
+
+    def __init__(self):
+        super().__init__({None: None})
+
+    def __missing__(self, value: dt.datetime) -> str:
+        text = self[value] = value.isoformat()
+        return text
+
+
 @dataclass
 class TraversalResult:
     """What a walk found and how far it got; ``as_json`` is the API.md response."""
@@ -157,26 +169,28 @@ class TraversalResult:
             "recorded_at": stamp(edge.recorded_at),
         }
 
-    def edges_json(self, stamp=iso) -> dict[str, dict]:
+    def edges_json(self, stamps: Stamps | None = None) -> dict[str, dict]:
         """``edge_json`` of every edge of the walk, keyed by id (thousands under a big
         budget: the common case, a plain note and nothing withheld, is read directly)."""
+        stamps = Stamps() if stamps is None else stamps
         out = {}
         names, nodes, withheld = self.relation_names, self.nodes, self.withheld
-        for eid, edge in self.edges.items():
-            note = edge.note or ""
+        for edge in self.edges.values():
+            eid, from_id, to_id, type_id, note, evidence, valid_from, valid_to, recorded = edge
+            note = note or ""
             if eid in withheld or SEPARATOR in note:
-                out[str(eid)] = self.edge_json(edge, stamp)
+                out[str(eid)] = self.edge_json(edge, stamps.__getitem__)
                 continue
             out[str(eid)] = {
-                "from": nodes[edge.from_id].short_id,
-                "to": nodes[edge.to_id].short_id,
-                "relation": names.get(edge.type_id, "?"),
+                "from": nodes[from_id][0],
+                "to": nodes[to_id][0],
+                "relation": names.get(type_id, "?"),
                 "note": note,
                 "note_in": note,
-                "evidence": edge.evidence,
-                "valid_from": stamp(edge.valid_from),
-                "valid_to": stamp(edge.valid_to),
-                "recorded_at": stamp(edge.recorded_at),
+                "evidence": evidence,
+                "valid_from": stamps[valid_from],
+                "valid_to": stamps[valid_to],
+                "recorded_at": stamps[recorded],
             }
         return out
 
@@ -196,30 +210,21 @@ class TraversalResult:
         }
 
     def as_json(self) -> dict:
-        stamps: dict[dt.datetime, str] = {}  # the edges of one import share their timestamps
-
-        def stamp(value: dt.datetime | None) -> str | None:
-            if value is None:
-                return None
-            text = stamps.get(value)
-            if text is None:
-                text = stamps[value] = value.isoformat()
-            return text
-
+        nodes = self.nodes
         return {
             "start": {"id": self.start.short_id, "title": self.start.title},
             "paths": [
-                {"nodes": [self.sid(pk) for pk in nodes], "edges": list(edge_ids)}
-                for nodes, edge_ids in self.paths
+                {"nodes": [nodes[pk][0] for pk in path], "edges": list(edge_ids)}
+                for path, edge_ids in self.paths
             ],
             "nodes": {
-                info.short_id: {"title": info.title, "kind": info.kind, "key": info.key}
-                for pk, info in self.nodes.items()
+                short_id: {"title": title, "kind": kind, "key": key}
+                for short_id, title, kind, key in nodes.values()
             },
-            "edges": self.edges_json(stamp),
+            "edges": self.edges_json(),
             "truncated": self.truncated,
             "limits_hit": list(self.limits_hit),
-            "frontier": [self.sid(pk) for pk in self.frontier],
+            "frontier": [nodes[pk][0] for pk in self.frontier],
             "counts": {
                 "expansions": self.expansions,
                 "nodes": len(self.depth),
@@ -246,7 +251,7 @@ def approx_tokens(edge: EdgeRow, counter: TokenCounter = DEFAULT_COUNTER) -> int
     return counter.count(text)
 
 
-def _type_ids(step: Step, types: dict[str, EdgeType]) -> list[int]:
+def _type_ids(step: Step, types: Mapping[str, int]) -> list[int]:
     check_known("relations", step.relations, types, what="relation(s)")
     if step.direction not in DIRECTIONS:
         raise InvalidInput(
@@ -254,7 +259,7 @@ def _type_ids(step: Step, types: dict[str, EdgeType]) -> list[int]:
             code="invalid_direction",
             fields={"direction": "Unknown direction."},
         )
-    return sorted({types[name].pk for name in step.relations})
+    return sorted({types[name] for name in step.relations})
 
 
 def _chains(result: TraversalResult, node: int) -> Iterator[tuple[list[int], list[int]]]:
@@ -317,7 +322,7 @@ def traverse(
     if start_entry.bank_id != bank.pk:
         raise NotFound("The start is not an entry of this bank.", code="entry_not_found")
     now = timezone.now()
-    types = edge_types_for_bank(bank)
+    types = relation_ids_for_bank(bank)
     plan = _plan(steps, limits, types, kinds)
     # believed_q(now) rather than believed_q(None) ("invalidated_at IS NULL"): the latter lets
     # the planner pick the partial GiST exclusion index for to_entry_id lookups, where
@@ -331,7 +336,7 @@ def traverse(
         limits=limits,
         valid_at=valid_at or now,
         as_of=as_of or now,
-        relation_names={t.pk: t.name for t in types.values()},
+        relation_names={pk: name for name, pk in types.items()},
     )
     result.depth[start_entry.pk] = 0
     cut, level = _walk(result, reads, plan)
@@ -371,28 +376,36 @@ def _walk(result: TraversalResult, reads: EdgeReads, plan: _Plan) -> tuple[bool,
     return False, level
 
 
+_EDGE_ID = operator.itemgetter(0)
+# The (near end, far end) fields of an EdgeRow crossed in a direction, in the order tried.
+_ENDS = {"out": ((1, 2),), "in": ((2, 1),), "both": ((1, 2), (2, 1))}
+
+
 def _hop(reads: EdgeReads, level, type_ids, direction: str, limit: int) -> list[EdgeRow]:
     """The allowed edges touching ``level`` in ``direction`` whose far end is of an allowed
     kind: one statement, at most ``limit``, in id order (a deterministic expansion order
     among the rows read)."""
     if limit <= 0 or not level or not type_ids:
         return []
-    at = reads.times
+    at, new = reads.times, tuple.__new__  # (EdgeRow's own __new__ is a Python function)
     rows = [
-        EdgeRow(
-            i,
-            a,
-            b,
-            t,
-            note,
-            {} if ev == "{}" else evidence_of(ev),
-            None if vf is None else at[vf],
-            None if vt is None else at[vt],
-            at[rec],
+        new(
+            EdgeRow,
+            (
+                i,
+                a,
+                b,
+                t,
+                note,
+                {} if ev == "{}" else evidence_of(ev),
+                at[vf],
+                at[vt],
+                at[rec],
+            ),
         )
         for i, a, b, t, note, ev, vf, vt, rec in reads.hop(level, type_ids, direction, limit)
     ]
-    rows.sort(key=lambda row: row.id)
+    rows.sort(key=_EDGE_ID)
     return rows
 
 
@@ -401,23 +414,23 @@ def _expand(
 ) -> list[int]:
     """Record the nodes ``expanded`` reaches at ``depth`` and their parents; the new level."""
     next_level: list[int] = []
-    forward, backward = direction in ("out", "both"), direction in ("in", "both")
+    depth_of, parents, edges = result.depth, result.parents, result.edges
     for edge in expanded:
-        ends = []
-        if forward and edge.from_id in in_level:
-            ends.append((edge.from_id, edge.to_id))
-        if backward and edge.to_id in in_level:
-            ends.append((edge.to_id, edge.from_id))
-        for src, dst in ends:
-            known = result.depth.get(dst)
+        for near, far in _ENDS[direction]:
+            src = edge[near]
+            if src not in in_level:
+                continue
+            dst = edge[far]
+            known = depth_of.get(dst)
             if known is None:
-                result.depth[dst] = depth
-                result.parents[dst] = []
+                depth_of[dst] = depth
+                parents[dst] = [(src, edge[0])]
                 next_level.append(dst)
-            elif known != depth:
+            elif known == depth:
+                parents[dst].append((src, edge[0]))
+            else:
                 continue  # reached earlier: the visited set keeps the walk finite
-            result.parents[dst].append((src, edge.id))
-            result.edges[edge.id] = edge
+            edges[edge[0]] = edge
     return next_level
 
 
@@ -486,19 +499,26 @@ def _finish(result: TraversalResult, counter: TokenCounter = DEFAULT_COUNTER) ->
     # Evidence: answer-bearing edges first (in path order), then the rest of the walk's edges.
     order = list(dict.fromkeys(eid for _, edge_ids in result.paths for eid in edge_ids))
     on_paths = set(order)
-    order += [eid for eid in result.edges if eid not in on_paths]
-    budget = result.limits.max_evidence_tokens
+    edges = result.edges
+    order += [eid for eid in edges if eid not in on_paths]
+    budget, spent = result.limits.max_evidence_tokens, 0
+    blank = counter.count("")  # most edges: no note, no evidence
+
+    def cost_of(eid: int) -> int:
+        edge = edges[eid]
+        return blank if not edge[4] and not edge[5] else approx_tokens(edge, counter)
+
     for position, eid in enumerate(order):
-        cost = approx_tokens(result.edges[eid], counter)
-        if result.evidence_tokens + cost > budget:
+        cost = cost_of(eid)
+        if spent + cost > budget:
             result.hit("max_evidence_tokens")
-            result.withheld = {
-                e for e in order[position:] if approx_tokens(result.edges[e], counter) > 0
-            }
+            result.withheld = {e for e in order[position:] if cost_of(e) > 0}
             break
-        result.evidence_tokens += cost
-    found = {pk: NodeInfo(*rest) for pk, *rest in entry_rows(result.bank.pk, result.depth)}
-    result.nodes = {pk: found[pk] for pk in result.depth}
+        spent += cost
+    result.evidence_tokens += spent
+    new = tuple.__new__
+    found = {row[0]: row for row in entry_rows(result.bank.pk, result.depth)}
+    result.nodes = {pk: new(NodeInfo, found[pk][1:]) for pk in result.depth}
 
 
 def _kind_ids(bank: Bank, kinds: Sequence[str] | None) -> list[int] | None:
