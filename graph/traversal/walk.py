@@ -340,23 +340,38 @@ def traverse(
     )
     result.depth[start_entry.pk] = 0
     cut, level = _walk(result, reads, plan)
-    if not cut and level and (plan.planned is None or plan.depth_cap < plan.planned):
+    if cut:
+        frontier = cut
+    elif level and (plan.planned is None or plan.depth_cap < plan.planned):
         # Stopped by max_depth, not by the plan: cut only if some node could have gone on.
         hops = plan.hops
         nxt = hops[plan.depth_cap] if plan.depth_cap < len(hops) else hops[-1]
-        onward = reads.still_open(
-            level, _type_ids(nxt, types), nxt.direction, reached=list(result.depth)
-        )
-        if onward:
-            result.hit("max_depth")
-            result.frontier = [pk for pk in level if pk in onward]
-    _finish(result, counter)
+        frontier = _Frontier(set(), level, _type_ids(nxt, types), nxt.direction, "max_depth")
+    else:
+        frontier = None
+    _finish(result, reads, frontier, counter)
     return result
 
 
-def _walk(result: TraversalResult, reads: EdgeReads, plan: _Plan) -> tuple[bool, list[int]]:
-    """The hops, breadth first, until the plan, the depth or the budget ends them: (whether
-    the budget cut the walk, the last level reached)."""
+@dataclass
+class _Frontier:
+    """Where a ceiling cut the walk: the nodes ``known`` to be cut, and the nodes ``asked``
+    about — cut if an allowed edge (``type_ids``, ``direction``) leads on to an entry not
+    reached — asked in the statement that reads the reached entries. ``limit`` is hit
+    (``max_depth``) only if some node is cut; ``max_expansions`` is hit already."""
+
+    known: set[int]
+    asked: list[int]
+    type_ids: list[int]
+    direction: str
+    limit: str
+
+
+def _walk(
+    result: TraversalResult, reads: EdgeReads, plan: _Plan
+) -> tuple[_Frontier | None, list[int]]:
+    """The hops, breadth first, until the plan, the depth or the budget ends them: (where
+    the budget cut the walk, if it did; the last level reached)."""
     budget = result.limits.max_expansions
     level = [result.start.pk]
     for d in range(plan.depth_cap):
@@ -370,10 +385,10 @@ def _walk(result: TraversalResult, reads: EdgeReads, plan: _Plan) -> tuple[bool,
         budget -= len(expanded)
         next_level = _expand(result, set(level), expanded, direction, d + 1)
         if len(rows) > len(expanded):  # the extra row: more edges than the budget allowed
-            _cut_by_budget(result, reads, plan, d, (level, next_level), rows, len(expanded))
-            return True, level
+            kept = len(expanded)
+            return _cut_by_budget(result, reads, plan, d, (level, next_level), rows, kept), level
         level = next_level
-    return False, level
+    return None, level
 
 
 _EDGE_ID = operator.itemgetter(0)
@@ -442,11 +457,11 @@ def _cut_by_budget(
     levels: tuple[list[int], list[int]],
     rows: list[EdgeRow],
     kept: int,
-) -> None:
+) -> _Frontier:
     """The budget ran out at hop ``d`` after expanding ``kept`` of the ``rows`` read: the
     frontier is the nodes of the level with an edge left unexpanded to an entry not reached
-    before, and the nodes of the next level that could go on. A node the extra row already
-    proves open needs no statement."""
+    before, and the nodes of the next level that could go on (asked with the entries). A
+    node the extra row already proves open needs no statement."""
     result.hit("max_expansions")
     level, next_level = levels
     direction = plan.hops[d].direction
@@ -460,13 +475,9 @@ def _cut_by_budget(
         reached=earlier,
     )
     if d + 1 < plan.depth_cap:
-        frontier |= reads.still_open(
-            next_level,
-            plan.type_ids[d + 1],
-            plan.hops[d + 1].direction,
-            reached=list(result.depth),
-        )
-    result.frontier = [pk for pk in result.depth if pk in frontier]
+        onward = plan.type_ids[d + 1], plan.hops[d + 1].direction
+        return _Frontier(frontier, next_level, *onward, "max_expansions")
+    return _Frontier(frontier, [], [], direction, "max_expansions")
 
 
 def _open_by(rows, level: set[int], earlier: set[int], direction: str, any_kind: bool) -> set:
@@ -484,8 +495,26 @@ def _open_by(rows, level: set[int], earlier: set[int], direction: str, any_kind:
     return found
 
 
-def _finish(result: TraversalResult, counter: TokenCounter = DEFAULT_COUNTER) -> None:
-    """Paths (up to max_paths), evidence (up to max_evidence_tokens) and the reached entries."""
+def _finish(
+    result: TraversalResult,
+    reads: EdgeReads,
+    frontier: _Frontier | None,
+    counter: TokenCounter = DEFAULT_COUNTER,
+) -> None:
+    """The reached entries and the frontier (one statement), then paths (up to max_paths) and
+    evidence (up to max_evidence_tokens)."""
+    if frontier is None:
+        rows = entry_rows(result.bank.pk, result.depth)
+    else:
+        asked = frontier.asked, frontier.type_ids, frontier.direction
+        rows, onward = reads.entries_and_open(list(result.depth), *asked)
+        cut = frontier.known | onward
+        if cut:
+            result.hit(frontier.limit)
+            result.frontier = [pk for pk in result.depth if pk in cut]
+    new = tuple.__new__
+    found = {row[0]: row for row in rows}
+    result.nodes = {pk: new(NodeInfo, found[pk][1:]) for pk in result.depth}
     counts = {result.start.pk: 1}
     for pk, links in result.parents.items():  # discovery order: parents come first
         counts[pk] = counts[links[0][0]] if len(links) == 1 else sum(counts[p] for p, _ in links)
@@ -516,9 +545,6 @@ def _finish(result: TraversalResult, counter: TokenCounter = DEFAULT_COUNTER) ->
             break
         spent += cost
     result.evidence_tokens += spent
-    new = tuple.__new__
-    found = {row[0]: row for row in entry_rows(result.bank.pk, result.depth)}
-    result.nodes = {pk: new(NodeInfo, found[pk][1:]) for pk in result.depth}
 
 
 def _kind_ids(bank: Bank, kinds: Sequence[str] | None) -> list[int] | None:
