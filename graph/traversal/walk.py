@@ -317,7 +317,8 @@ def traverse(
     every hop up to ``limits.max_depth`` (default 2) — with edges valid at ``valid_at`` and
     believed at ``as_of`` (both default to now), reaching only entries of ``kinds`` when given
     (an allow-list; the start is exempt). Statements: one for the vocabulary, one per
-    hop, at most two when a ceiling cuts the walk, one for the reached entries."""
+    hop, at most one when the budget cuts a level's expansion, and one for the reached
+    entries (which also asks which nodes of the last level could have gone on)."""
     limits = limits or Limits()
     if start_entry.bank_id != bank.pk:
         raise NotFound("The start is not an entry of this bank.", code="entry_not_found")
