@@ -165,8 +165,8 @@ class EdgeReads:
     def entries_and_open(
         self, pks: Sequence[int], nodes: Sequence[int] = (), type_ids=(), direction: str = "out"
     ) -> tuple[list[tuple], set[int]]:
-        """``entry_rows`` of ``pks``, and ``still_open(nodes, …, reached=pks)``, in one
-        statement: the walk's last question and its answer's entries share a round trip, a
+        """``entry_rows`` of ``pks`` (a sixth column, false, ends each row), and
+        ``still_open(nodes, …, reached=pks)``, in one statement: the walk's last question and its answer's entries share a round trip, a
         plan and the id list."""
         if not nodes or not type_ids:
             return entry_rows(self.bank_id, pks), set()
@@ -179,7 +179,8 @@ class EdgeReads:
         with connection.cursor() as cursor:
             cursor.execute(sql, [reached, self.bank_id, *args])
             rows = cursor.fetchall()
-        return [row[:5] for row in rows if not row[5]], {row[0] for row in rows if row[5]}
+        opened = {row[0] for row in rows if row[5]}
+        return [row for row in rows if not row[5]], opened
 
     def _open_sql(self, nodes, type_ids, direction: str, skip_edges, reached: str):
         """The statement of ``still_open`` (``reached`` as an array literal) and its

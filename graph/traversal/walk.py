@@ -515,7 +515,7 @@ def _finish(
             result.frontier = [pk for pk in result.depth if pk in cut]
     new = tuple.__new__
     found = {row[0]: row for row in rows}
-    result.nodes = {pk: new(NodeInfo, found[pk][1:]) for pk in result.depth}
+    result.nodes = {pk: new(NodeInfo, found[pk][1:5]) for pk in result.depth}
     counts = {result.start.pk: 1}
     for pk, links in result.parents.items():  # discovery order: parents come first
         counts[pk] = counts[links[0][0]] if len(links) == 1 else sum(counts[p] for p, _ in links)
@@ -539,7 +539,8 @@ def _finish(
         return blank if not edge[4] and not edge[5] else approx_tokens(edge, counter)
 
     for position, eid in enumerate(order):
-        cost = cost_of(eid)
+        edge = edges[eid]
+        cost = blank if not edge[4] and not edge[5] else approx_tokens(edge, counter)
         if spent + cost > budget:
             result.hit("max_evidence_tokens")
             result.withheld = {e for e in order[position:] if cost_of(e) > 0}
