@@ -531,19 +531,17 @@ def _finish(
     on_paths = set(order)
     edges = result.edges
     order += [eid for eid in edges if eid not in on_paths]
-    budget, spent = result.limits.max_evidence_tokens, 0
     blank = counter.count("")  # most edges: no note, no evidence
-
-    def cost_of(eid: int) -> int:
-        edge = edges[eid]
-        return blank if not edge[4] and not edge[5] else approx_tokens(edge, counter)
-
-    for position, eid in enumerate(order):
-        edge = edges[eid]
-        cost = blank if not edge[4] and not edge[5] else approx_tokens(edge, counter)
+    costs = [
+        blank if not edge[4] and not edge[5] else approx_tokens(edge, counter)
+        for edge in map(edges.__getitem__, order)
+    ]
+    budget, spent = result.limits.max_evidence_tokens, 0
+    for position, cost in enumerate(costs):
         if spent + cost > budget:
             result.hit("max_evidence_tokens")
-            result.withheld = {e for e in order[position:] if cost_of(e) > 0}
+            rest = zip(order[position:], costs[position:], strict=True)
+            result.withheld = {eid for eid, c in rest if c > 0}
             break
         spent += cost
     result.evidence_tokens += spent
