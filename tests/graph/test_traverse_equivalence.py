@@ -289,3 +289,15 @@ def test_a_cut_walk_costs_three_statements_whatever_the_hub(bank, spokes, monkey
     monkeypatch.setattr(reads, "_SUBPLAN_IDS", 0)
     again = traverse(bank, hub, Step(("cites",)), limits, result.valid_at, result.as_of)
     assert again.as_json() == result.as_json()
+
+
+@pytest.mark.parametrize("relations", [1, 2, 3])
+def test_the_edge_filter_made_from_stand_ins_is_the_one_the_orm_compiles(bank, relations):
+    """The walk's filter comes from a template compiled once with stand-in values: the SQL
+    and the parameters must be what compiling the ORM's filter for the walk gives."""
+    as_of = dt.datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=dt.UTC)
+    valid_at = dt.datetime(2025, 1, 2, tzinfo=dt.UTC)
+    type_ids = [3, 7, 11][:relations]
+    edge_reads = reads.EdgeReads(bank.pk, as_of, valid_at, None)
+    assert reads._filter_template(relations) is not None  # the fast path is the one taken
+    assert edge_reads.where(type_ids) == reads.edge_filter(bank.pk, type_ids, as_of, valid_at)
