@@ -46,10 +46,18 @@ class TraversalRequest:
     valid_at: dt.datetime | None
     as_of: dt.datetime | None
     kinds: list[str] | None = None
+    relation_ids: dict[str, int] | None = None  # the vocabulary the request was checked with
 
     def run(self, bank: Bank) -> TraversalResult:
         result = traverse(
-            bank, self.start.entry, self.steps, self.limits, self.valid_at, self.as_of, self.kinds
+            bank,
+            self.start.entry,
+            self.steps,
+            self.limits,
+            self.valid_at,
+            self.as_of,
+            self.kinds,
+            relation_ids=self.relation_ids,
         )
         result.start_given, result.start_matched = self.start.given, self.start.matched
         return result
@@ -259,7 +267,7 @@ def clean_traversal(bank: Bank, data: dict) -> TraversalRequest:
     valid_at, as_of = clean_clocks(data)
     kinds = clean_kinds(bank, data.get("kinds"))
     start = resolve_start(bank, data["start"])
-    return TraversalRequest(start, steps, limits, valid_at, as_of, kinds)
+    return TraversalRequest(start, steps, limits, valid_at, as_of, kinds, types)
 
 
 def clean_kinds(bank: Bank, value: Any) -> list[str] | None:

@@ -311,18 +311,20 @@ def traverse(
     as_of: dt.datetime | None = None,
     kinds: Sequence[str] | None = None,
     counter: TokenCounter = DEFAULT_COUNTER,
+    relation_ids: Mapping[str, int] | None = None,
 ) -> TraversalResult:
     """Walk from ``start_entry`` along ``steps`` — one Step per hop, or a single Step repeated
     every hop up to ``limits.max_depth`` (default 2) — with edges valid at ``valid_at`` and
     believed at ``as_of`` (both default to now), reaching only entries of ``kinds`` when given
-    (an allow-list; the start is exempt). Statements: one for the vocabulary, one per
+    (an allow-list; the start is exempt). ``relation_ids``: the bank's vocabulary
+    (``relation_ids_for_bank``) when the caller has read it already. Statements: one for the vocabulary, one per
     hop, at most one when the budget cuts a level's expansion, and one for the reached
     entries (which also asks which nodes of the last level could have gone on)."""
     limits = limits or Limits()
     if start_entry.bank_id != bank.pk:
         raise NotFound("The start is not an entry of this bank.", code="entry_not_found")
     now = timezone.now()
-    types = relation_ids_for_bank(bank)
+    types = relation_ids_for_bank(bank) if relation_ids is None else relation_ids
     plan = _plan(steps, limits, types, kinds)
     # believed_q(now) rather than believed_q(None) ("invalidated_at IS NULL"): the latter lets
     # the planner pick the partial GiST exclusion index for to_entry_id lookups, where
