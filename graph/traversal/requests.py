@@ -8,7 +8,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from graph.edges.vocab import edge_types_for_bank
+from graph.edges.vocab import relation_ids_for_bank
 from graph.resolution.aliases import resolve
 from graph.traversal.walk import (
     Limits,
@@ -40,10 +40,18 @@ class TraversalRequest:
     valid_at: dt.datetime | None
     as_of: dt.datetime | None
     kinds: list[str] | None = None
+    relation_ids: dict[str, int] | None = None  # the vocabulary the request was checked with
 
     def run(self, bank: Bank) -> TraversalResult:
         result = traverse(
-            bank, self.start.entry, self.steps, self.limits, self.valid_at, self.as_of, self.kinds
+            bank,
+            self.start.entry,
+            self.steps,
+            self.limits,
+            self.valid_at,
+            self.as_of,
+            self.kinds,
+            relation_ids=self.relation_ids,
         )
         result.start_given, result.start_matched = self.start.given, self.start.matched
         return result
@@ -80,7 +88,7 @@ def resolve_start(bank: Bank, how: str, text: str) -> StartResolution:
 def traversal_request(bank: Bank, data: dict) -> TraversalRequest:
     """The validated input of ``TraverseGraph`` on ``bank``: relations in the bank's
     vocabulary (400 ``invalid_value``), kinds among its kinds, the start resolved."""
-    types = edge_types_for_bank(bank)
+    types = relation_ids_for_bank(bank)
     if data.get("steps") is not None:
         steps: Step | list[Step] = data["steps"]
         for step in steps:
@@ -98,4 +106,6 @@ def traversal_request(bank: Bank, data: dict) -> TraversalRequest:
     if kinds is not None:
         check_known("kinds", kinds, kinds_for_bank(bank), what="kind(s)")
     start = resolve_start(bank, *data["start"])
-    return TraversalRequest(start, steps, limits, data.get("valid_at"), data.get("as_of"), kinds)
+    return TraversalRequest(
+        start, steps, limits, data.get("valid_at"), data.get("as_of"), kinds, types
+    )

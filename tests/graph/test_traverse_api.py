@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from graph.resolution.aliases import add_alias, resolve
 from graph.traversal.walk import DEFAULT_DEPTH
@@ -79,6 +81,20 @@ def test_api_traverse_shape(client_rw, bank, settlement):
     }
     assert all(isinstance(eid, int) for p in data["paths"] for eid in p["edges"])
     assert data["searched"]["bank"] == "acme" and data["searched"]["truncated"] is False
+
+
+def test_api_traverse_reads_the_vocabulary_once(client_rw, bank, settlement):
+    """The request is checked against the bank's relations and the walk uses the same read."""
+    body = {
+        "start": settlement["Settlement connector"].short_id,
+        "steps": [{"relations": list(s.relations), "direction": s.direction} for s in SIGN_OFF],
+    }
+    with CaptureQueriesContext(connection) as ctx:
+        response = client_rw.post(url("acme", "traverse"), body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["counts"]["paths"] == 7
+    vocabulary = [q for q in ctx.captured_queries if '"graph_edgetype"' in q["sql"]]
+    assert len(vocabulary) == 1
 
 
 def test_api_start_by_key_name_alias_and_relations_mode(client_rw, bank, g):
