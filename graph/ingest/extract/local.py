@@ -37,11 +37,26 @@ from dataclasses import dataclass, field
 
 from graph.ingest.extract import clauses as cl
 from graph.ingest.extract.base import Statement, Vocabulary
-from graph.ingest.extract.cues import HEDGES, NEGATIONS, not_a_present_fact, outside_names
+from graph.ingest.extract.cues import (
+    HEDGES,
+    NEGATIONS,
+    not_a_present_fact,
+    outside_names,
+    present_fact_clauses,
+)
 from graph.ingest.extract.mentions import Mention, MentionIndex
+from graph.ingest.extract.phrases import Phrase as _Phrase
+from graph.ingest.extract.phrases import PhraseMatcher, plural_form, reduced_form
 from kb.models import Entry
 
-__all__ = ["LocalExtractor", "PhraseMatcher", "not_a_present_fact", "sentences"]
+__all__ = [
+    "LocalExtractor",
+    "PhraseMatcher",
+    "not_a_present_fact",
+    "plural_form",
+    "reduced_form",
+    "sentences",
+]
 
 SENTENCE = re.compile(r"[^\n]+?(?:[.!?](?=\s|$)|$)", re.MULTILINE)
 WORD = cl.WORD
@@ -60,22 +75,7 @@ NAME_JOINERS = {"of", "for", "&", "de", "-"}
 MAX_GAP_WORDS = 3
 MAX_NAME_WORDS = 6
 COORDINATION = re.compile(r"^\s*(?:,\s*(?:and|or)?|and|or|as well as)\s+(?:the\s+|a\s+|an\s+)?$")
-# A plural (base) form is no finite verb after these: "to own", "does not need", "their own".
-NOT_FINITE_BEFORE = cl.AUXILIARIES | cl.DETERMINERS | cl.PREPOSITIONS | {
-    "no", "any", "each", "every", "this", "these", "those", "let", "help", "make",
-}  # fmt: skip
 PRIOR = 0.9
-
-
-@dataclass(frozen=True)
-class _Phrase:
-    start: int
-    end: int
-    relation: str
-    inverse: bool
-    phrase: str
-    reduced: bool = False  # a participle without its verb: "X, run by Y," / "X: owned by Y"
-    plural: bool = False  # the plural form of the phrase: "the riggers need"
 
 
 @dataclass
@@ -125,91 +125,6 @@ def _words(text: str) -> list[str]:
 
 def _name_like(word: str) -> bool:
     return word[:1].isupper() or word[:1].isdigit() or (len(word) > 1 and word.isupper())
-
-
-def reduced_form(phrase: str) -> str | None:
-    """A passive phrase without its verb "to be": "is owned by" → "owned by", as in a reduced
-    relative clause ("The archive, run by Engineering, …") or a field ("Cue Sheet: owned by
-    …"); None for phrases that are not "is/are" + a participle."""
-    parts = phrase.split()
-    if len(parts) < 3 or parts[0].lower() not in {"is", "are", "was", "were"}:
-        return None
-    word = parts[1].lower()
-    if not (word.endswith(("ed", "en")) or word in cl.IRREGULAR_PARTICIPLES):
-        return None
-    return " ".join(parts[1:])
-
-
-def plural_form(phrase: str) -> str | None:
-    """The phrase with its first word in the plural (base) form: "requires" → "require",
-    "relies on" → "rely on", "is owned by" → "are owned by"; None when it has none."""
-    first, _, rest = phrase.partition(" ")
-    low = first.lower()
-    irregular = {"is": "are", "was": "were", "has": "have", "does": "do"}
-    if low in irregular:
-        base = irregular[low]
-    elif len(low) < 4 or not low.endswith("s") or low.endswith(("ss", "us")):
-        return None
-    elif low.endswith("ies"):
-        base = low[:-3] + "y"
-    elif low.endswith(("sses", "shes", "ches", "xes", "zes")):
-        base = low[:-2]
-    else:
-        base = low[:-1]
-    return f"{base} {rest}".strip()
-
-
-class PhraseMatcher:
-    """Every relation phrase of a vocabulary, as one matcher (longest phrase wins)."""
-
-    def __init__(self, vocabulary: Vocabulary):
-        entries = []
-        for rel in vocabulary.relations.values():
-            for phrase, inverse in [(p, False) for p in rel.phrases] + [
-                (p, True) for p in rel.inverse_phrases
-            ]:
-                forms = (
-                    (phrase, ""),
-                    (plural_form(phrase), "plural"),
-                    (reduced_form(phrase), "reduced"),
-                )
-                for form, variant in forms:
-                    words = (form or "").lower().split()
-                    if not words:
-                        continue
-                    pattern = r"\s+".join(re.escape(w) for w in words)
-                    # A bank's own type wins a phrase over a core type (the more specific).
-                    rank = (len(form), rel.bank_defined, not variant)
-                    regex = re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.I)
-                    entries.append((rank, regex, rel.name, inverse, phrase, variant))
-        entries.sort(key=lambda e: e[0], reverse=True)
-        self._entries = entries
-
-    def find(self, sentence: str, mentions: list[Mention]) -> list[_Phrase]:
-        taken: list[tuple[int, int]] = [(m.start, m.end) for m in mentions]
-        found = []
-        for _, regex, relation, inverse, phrase, variant in self._entries:
-            for m in regex.finditer(sentence):
-                if any(m.start() < e and s < m.end() for s, e in taken):
-                    continue  # inside a name of the bank, or another phrase
-                before = sentence[: m.start()]
-                if variant == "plural" and (_words(before)[-1:] or [""])[0] in NOT_FINITE_BEFORE:
-                    continue  # "to own", "does not need", "their own": not a finite verb
-                if variant == "reduced" and before.rstrip()[-1:] not in (",", ":"):
-                    continue  # "the booth owned by …" is read only after "X," or "X:"
-                taken.append((m.start(), m.end()))
-                found.append(
-                    _Phrase(
-                        m.start(),
-                        m.end(),
-                        relation,
-                        inverse,
-                        phrase,
-                        reduced=variant == "reduced",
-                        plural=variant == "plural",
-                    )
-                )
-        return sorted(found, key=lambda p: p.start)
 
 
 def _clause_start(sentence: str, before: int, mentions: list[Mention]) -> int:
@@ -330,13 +245,16 @@ class LocalExtractor:
 
     def read_sentence(self, sentence: str) -> list[Statement]:
         mentions = self.index.find(sentence)
-        if not_a_present_fact(sentence, mentions):
+        facts = present_fact_clauses(sentence, mentions)
+        if not facts:
             return []
         reading = _Reading(sentence, mentions)
         reading.phrases = self._matcher.find(sentence, mentions)
         out: list[Statement] = []
         previous: _Subject | None = None
         for phrase in reading.phrases:
+            if not any(lo <= phrase.start < hi for lo, hi in facts):
+                continue  # "A may be paged, but B owns C": only the second clause is a fact
             subject = self._subject(reading, phrase, previous)
             if subject is None:
                 continue
