@@ -76,6 +76,23 @@ CLASSIFIERS = {
     "team", "teams", "department", "group", "crew", "staff", "unit", "office", "number",
     "numbers", "id", "ids", "reference", "references", "record", "records",
 }  # fmt: skip
+# People of a group: "the Control Room operators", "the Ops Team night shift" act for it.
+MEMBERS = {
+    "operators", "operator", "staff", "members", "engineers", "clerks", "users", "supervisors",
+    "shift", "shifts", "technicians", "officers", "workers", "crews", "personnel", "desk",
+}  # fmt: skip
+# Words that close a clause's object: a subordinator or a focus adverb ("owned by X even
+# though …", "needs X whereas …").
+SUBORDINATORS = {"even", "though", "although", "whereas", "than", "except", "via", "unless"}
+NOT_ADVERBS = {
+    "weekly", "monthly", "yearly", "hourly", "nightly", "quarterly", "fortnightly", "early",
+    "friendly", "family", "holly", "rally", "belly", "jelly", "bully",
+}  # fmt: skip
+# Opening words of a discourse parenthetical: "X, by contrast, belongs to …".
+DISCOURSE = {
+    "by", "in", "for", "however", "though", "therefore", "meanwhile", "moreover", "instead",
+    "likewise", "of", "at", "as", "since", "after", "during", "on", "thus", "indeed",
+}  # fmt: skip
 POSSESSIVE = re.compile(r"^\s*['’]s?\b")
 
 
@@ -180,14 +197,39 @@ def parenthetical_head(
         if re.search(r"[;:]", sentence[c:comma]):
             return None
         nxt = next_word(sentence, c + 1)
-        if nxt is None or not (nxt[0] in PARENTHETICAL_OPENERS or participle(nxt[0])):
+        opener = nxt is not None and (nxt[0] in PARENTHETICAL_OPENERS or participle(nxt[0]))
+        if nxt is None or not (opener or nxt[0] in DISCOURSE):
             continue
         head = mention_ending_at(mentions, len(sentence[:c].rstrip()))
         if head is None:
+            # "X, built in 1974, upgraded twice, is …": a run of parentheticals
+            if not any(c < m.start < comma for m in mentions) and not _has_verb_lead(sentence, c):
+                continue
             return None
         lead = words(sentence[clause_start_of(head.start) : head.start])
         return head if all(w in LEADING for w in lead) else None
     return None
+
+
+def _has_verb_lead(sentence: str, comma: int) -> bool:
+    """The text before ``comma`` back to the previous comma (or the start) reads as a clause
+    with its own subject: it has a word that is neither a participle nor a small word."""
+    lo = sentence.rfind(",", 0, comma) + 1
+    ws = words(sentence[lo:comma])
+    return not ws or not (participle(ws[0]) or ws[0] in DISCOURSE)
+
+
+def members_follow(sentence: str, end: int) -> bool:
+    """The name ending at ``end`` is followed by its people ("the Ops Team night shift",
+    "Control Room operators"): up to two lower-case words, the last naming members."""
+    rest = re.match(r"((?:\s+[a-z][\w-]*){1,2})", sentence[end:])
+    if not rest:
+        return False
+    ws = rest.group(1).split()
+    for n in (1, 2):
+        if len(ws) >= n and ws[n - 1] in MEMBERS and all(w.isalpha() for w in ws[:n]):
+            return True
+    return False
 
 
 def modifies_next_noun(sentence: str, end: int, limit: int) -> bool:
@@ -198,7 +240,7 @@ def modifies_next_noun(sentence: str, end: int, limit: int) -> bool:
     if nxt is None or nxt[1] >= limit:
         return False
     word = sentence[nxt[1] : nxt[1] + len(nxt[0])]
-    if not word[:1].islower():
+    if not word[:1].islower() or members_follow(sentence, end):
         return False
     return nxt[0] not in ADVERBS | PREPOSITIONS | PRONOUNS | RELATIVE_PRONOUNS
 
@@ -211,7 +253,32 @@ def object_ends(sentence: str, end: int) -> bool:
     nxt = next_word(sentence, end)
     if nxt is None:
         return False
-    return nxt[0] in PREDICATIVE | CLASSIFIERS | ADVERBS or participle(nxt[0])
+    if nxt[0] in PREDICATIVE | CLASSIFIERS | ADVERBS or participle(nxt[0]):
+        return True
+    return closes_object(sentence, nxt) or members_follow(sentence, end)
+
+
+def manner_adverb(word: str) -> bool:
+    """An "-ly" adverb ("remotely", "jointly"), not an "-ly" noun or adjective ("supply",
+    "assembly", "the monthly report")."""
+    if len(word) < 6 or not word.endswith("ly") or word.endswith(("ply", "bly", "ily")):
+        return word.endswith("ily") and len(word) > 6  # "easily", "readily", not "daily"
+    return word not in NOT_ADVERBS
+
+
+def closes_object(sentence: str, nxt: tuple[str, int]) -> bool:
+    """The word after an object closes it: a manner adverb ("watches X remotely"), a
+    subordinator ("X even though …"), or the verb of a small clause ("relies on X being
+    restocked", "depends on X capturing the number")."""
+    word, at = nxt
+    if word in SUBORDINATORS or manner_adverb(word):
+        return True
+    if word in {"being", "having"}:
+        return True
+    if word.endswith("ing") and len(word) > 5:
+        after = next_word(sentence, at + len(word))
+        return after is not None and (after[0] in LEADING or participle(after[0]))
+    return False
 
 
 def participle(word: str) -> bool:
