@@ -62,7 +62,7 @@ PRONOUNS = {"it", "they", "we", "he", "she", "you", "i", "one", "someone", "ever
 NP_FOLLOWERS = PREPOSITIONS | {
     "and", "or", "nor", "as", "before", "after", "until", "when", "while", "where", "which",
     "who", "whose", "since", "because", "so", "but", "then", "each", "every", "too", "only",
-    "both", "alike", "once", "unless", "if", "whenever", "together", "that", "whom",
+    "both", "alike", "once", "unless", "if", "whenever", "together", "that", "whom", "respectively",
 }  # fmt: skip
 # Adjectives that complete "needs X clear" / "requires X ready" (a small clause), not nouns.
 PREDICATIVE = {
@@ -288,3 +288,56 @@ def participle(word: str) -> bool:
 
 def det_count(text: str) -> int:
     return sum(1 for w in words(text) if w in DETERMINERS)
+
+
+def object_pronoun(text: str) -> bool:
+    """ "it" as an object stands for the entry the text is about ("…, and the crew maintains
+    it")."""
+    return text.lower() == "it"
+
+
+def pronoun_object_ends(sentence: str, end: int) -> bool:
+    """ "it" right after the phrase ending at ``end`` is its whole object."""
+    m = re.match(r"\s*it\b", sentence[end:], re.I)
+    return bool(m) and (
+        ends_noun_phrase(sentence, end + m.end()) or object_ends(sentence, end + m.end())
+    )
+
+
+def stranded(sentence: str, phrase, nxt: tuple[str, int]) -> bool:
+    """A preposition right after a relative clause's verb phrase that already ends in one, or
+    a second preposition: the clause's object is its antecedent ("which X relies on for …")."""
+    return nxt[0] in PREPOSITIONS and nxt[0] not in {"of", "to"}
+
+
+def pairs(sentence: str, end: int, subjects: list, objects: list) -> list:
+    """Each subject with each object; with "respectively" in the clause after the phrase and
+    as many subjects as objects, the n-th subject with the n-th object."""
+    rest = re.split(r"[;:]|,\s*but\b", sentence[end:], maxsplit=1)[0]
+    if len(subjects) == len(objects) > 1 and "respectively" in words(rest):
+        return list(zip(subjects, objects, strict=True))
+    return [(s, o) for o in objects for s in subjects]
+
+
+DASH_ASIDE = re.compile(r"\s[-–—]\s[^-–—]+?\s[-–—]\s|—[^—]+?—")
+
+
+def without_dash_asides(sentence: str) -> str:
+    """The sentence with asides between paired dashes blanked, offsets kept: "The platform
+    - the box nobody dares switch off - has been superseded by …" reads "The platform …
+    has been superseded by …" (a negation inside the aside is no negation of the verb)."""
+    return DASH_ASIDE.sub(lambda m: " " * len(m.group()), sentence)
+
+
+def after_members(sentence: str, end: int, limit: int) -> str:
+    """The text between ``end`` and ``limit`` without the members noun after the name ending
+    at ``end`` ("Control room operators and the …" → " and the …")."""
+    if members_follow(sentence, end):
+        rest = re.match(r"(?:\s+[a-z][\w-]*){1,2}", sentence[end:limit])
+        if rest is not None:
+            for n in (1, 2):
+                words_ = rest.group().split()[:n]
+                if words_ and words_[-1] in MEMBERS:
+                    cut = sentence.index(words_[-1], end) + len(words_[-1])
+                    return sentence[cut:limit]
+    return sentence[end:limit]

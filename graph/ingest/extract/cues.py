@@ -62,7 +62,9 @@ REPORTED = re.compile(
     r"(?:is|are|was|were)\s+(?:said|thought|believed|rumou?red|reported)\s+to)\b",
     re.I,
 )
-FRONTED_CONDITION = re.compile(r"^\W*(?:when|whenever|once|in\s+case|provided|should)\b", re.I)
+FRONTED_CONDITION = re.compile(
+    r"^\W*(?:when|whenever|where|wherever|once|in\s+case|provided|should)\b", re.I
+)
 CONTRACTED_WILL = re.compile(r"\w'll\b|\w’ll\b", re.I)
 
 
@@ -80,9 +82,24 @@ def not_a_present_fact(sentence: str, mentions: list[Mention]) -> bool:
     text = outside_names(sentence, mentions)
     if sentence.rstrip().endswith("?") or HISTORY.search(text) or CONTRACTED_WILL.search(text):
         return True
-    if RESTRICTION.search(text) or FRONTED_CONDITION.search(text) or REPORTED.search(text):
+    fronted = FRONTED_CONDITION.search(sentence) and not any(m.start == 0 for m in mentions)
+    if RESTRICTION.search(text) or fronted or REPORTED.search(text):
         return True
     return bool(set(_words(text)) & HYPOTHESIS)
+
+
+# Manner adverbials of compliance: "follows the plan to the letter" obeys it.
+COMPLIANCE = re.compile(
+    r"^\s*(?:to\s+the\s+letter|strictly|closely|faithfully|religiously|exactly|"
+    r"as\s+written|word\s+for\s+word|without\s+deviation)\b",
+    re.I,
+)
+
+
+def obeys(sentence: str, phrase, object_end: int) -> bool:
+    """ "follow X to the letter / strictly": *follow* means obey, not come after."""
+    verb = sentence[phrase.start : phrase.end].split()[0].lower()
+    return verb.startswith("follow") and bool(COMPLIANCE.match(sentence[object_end:]))
 
 
 CLAUSE_BREAK = re.compile(r";\s*|,\s*but\s+(?=\w)", re.I)

@@ -33,7 +33,7 @@ plan, hedge, restriction or question drops the whole sentence; so does a history
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from graph.ingest.extract import clauses as cl
 from graph.ingest.extract.base import Statement, Vocabulary
@@ -41,6 +41,7 @@ from graph.ingest.extract.cues import (
     HEDGES,
     NEGATIONS,
     not_a_present_fact,
+    obeys,
     outside_names,
     present_fact_clauses,
 )
@@ -74,7 +75,10 @@ LEADING = {"the", "a", "an", "our", "its", "their", "each", "every", "any", "all
 NAME_JOINERS = {"of", "for", "&", "de", "-"}
 MAX_GAP_WORDS = 3
 MAX_NAME_WORDS = 6
-COORDINATION = re.compile(r"^\s*(?:,\s*(?:and|or)?|and|or|as well as)\s+(?:the\s+|a\s+|an\s+)?$")
+# "A, B and the C", also with a participle before the name ("needs A and a closed B").
+COORDINATION = re.compile(
+    r"^\s*(?:,\s*(?:and|or)?|and|or|as well as)\s+(?:the\s+|a\s+|an\s+)?(?:[a-z]+ed\s+)?$"
+)
 PRIOR = 0.9
 
 
@@ -223,12 +227,14 @@ class LocalExtractor:
         self._matcher: PhraseMatcher | None = None
         self._vocabulary: Vocabulary | None = None
         self._entry_title = ""  # what a field label's subject ("Requires: …") is called
+        self._entry_pk: int | None = None
         self._entry_nouns: set[str] = set()  # "the check" in "Overnight Check": the entry
 
     def about(self, entry: Entry) -> None:
         """Read the next sentences as the text of ``entry``: "the <its head noun or kind>"
         ("The check …" in "Overnight Check", "The step …" in a step) names the entry."""
         self._entry_title = entry.title
+        self._entry_pk = entry.pk
         heads = _words(entry.title)[-1:]
         kind = getattr(entry.kind, "name", "") if entry.kind_id else ""
         self._entry_nouns = {w for w in heads + [kind.lower()] if w and w.isalpha()}
@@ -244,7 +250,8 @@ class LocalExtractor:
         return out
 
     def read_sentence(self, sentence: str) -> list[Statement]:
-        mentions = self.index.find(sentence)
+        span, sentence = sentence, cl.without_dash_asides(sentence)
+        mentions = [m for m in self.index.find(span) if sentence[m.start : m.end].strip()]
         facts = present_fact_clauses(sentence, mentions)
         if not facts:
             return []
@@ -263,20 +270,30 @@ class LocalExtractor:
                 continue  # "Legal, who …, follow …": a plural verb needs a plural subject
             if self._negated(reading, phrase, subject):
                 continue
-            for o_start, o_end in self._objects(reading, phrase, subject.antecedent):
-                for s_start, s_end in subject.spans:
-                    out.append(
-                        self._statement(
-                            sentence, phrase, subject, (s_start, s_end), (o_start, o_end)
-                        )
-                    )
-        return out
+            objects = self._objects(reading, phrase, subject.antecedent)
+            if any(cl.object_pronoun(sentence[a:b]) for a, b in objects):
+                objects = objects if self._only_the_entry(reading, subject) else []
+            if objects and obeys(sentence, phrase, objects[-1][1]):
+                continue  # "follows the plan to the letter": obeys it, no sequence
+            for s_span, o_span in cl.pairs(sentence, phrase.end, subject.spans, objects):
+                out.append(self._statement(sentence, phrase, subject, s_span, o_span))
+        return [replace(st, span=span) for st in out] if span != sentence else out
+
+    def _only_the_entry(self, r: _Reading, subject: _Subject) -> bool:
+        """An object "it" stands for the entry only when no name but the entry's and the
+        subject's stands in the sentence ("X belongs to the network, and the crew maintains
+        it" in X's text): another name could be what "it" refers to."""
+        spans = subject.spans
+        return all(
+            m.entry_pks == (self._entry_pk,) or any(a <= m.start < b for a, b in spans)
+            for m in r.mentions
+        )
 
     def _statement(self, sentence, phrase: _Phrase, subject: _Subject, s_span, o_span):
         a, b = sentence[s_span[0] : s_span[1]], sentence[o_span[0] : o_span[1]]
         if not a:  # a field label's subject is the entry: named by its title
             a = self._entry_title or sentence[phrase.start : phrase.end]
-        a_self, b_self = subject.is_self, False
+        a_self, b_self = subject.is_self, cl.object_pronoun(b)
         if phrase.inverse:  # "X is required by Y": Y requires X
             a, b, a_self, b_self = b, a, b_self, a_self
         return Statement(
@@ -322,12 +339,17 @@ class LocalExtractor:
         words = _words(clause)
         if not words and not s[:clause_start].strip() and s[phrase.end :].lstrip()[:1] == ":":
             return _Subject([(phrase.start, phrase.start)], True)  # a field label: "Requires: …"
+        described = self._names_the_entry(words[:-1] if words[-1:] == ["itself"] else words)
         if (
             (len(words) == 1 and words[0] in PRONOUNS)
             or (len(words) == 2 and words[0] == "this" and words[1] in SELF_NOUNS)
-            or self._names_the_entry(words)
+            or described
         ):
-            if any(m.end <= clause_start for m in mentions):
+            earlier = [m for m in mentions if m.end <= clause_start]
+            if described:  # "the station itself" after other names: none of them a station
+                head = words[-2] if words[-1] == "itself" else words[-1]
+                earlier = [m for m in earlier if _words(s[m.start : m.end])[-1:] == [head]]
+            if earlier:
                 return None  # "…; it was replaced by …": "it" may be the name before
             lead = len(clause) - len(clause.lstrip())
             return _Subject([(clause_start + lead, clause_start + len(clause.rstrip()))], True)
@@ -370,7 +392,7 @@ class LocalExtractor:
         """A subject list that begins its clause: "The tech and the dress require …"."""
         s, chain = r.sentence, [m]
         earlier = [p for p in r.mentions if p.end <= m.start]
-        while earlier and COORDINATION.match(s[earlier[-1].end : chain[0].start]):
+        while earlier and COORDINATION.match(cl.after_members(s, earlier[-1].end, chain[0].start)):
             chain.insert(0, earlier.pop())
         while len(chain) > 1:
             first = chain[0]
@@ -438,6 +460,9 @@ class LocalExtractor:
             return []  # "requires no sign-off from QA"
         if head_words[:1] == ["to"] and head_words[1:2] and head_words[1] not in cl.LEADING:
             return []  # "manages to keep …": an infinitive, not an object
+        if head_words[:1] == ["it"] and cl.pronoun_object_ends(s, phrase.end):
+            at = s.index("it", phrase.end) if "it" in s[phrase.end :] else -1
+            return [(at, at + 2)] if at >= 0 else []  # "…, and the crew maintains it"
         if after and _clean_object_gap(head) and not r.phrase_between(phrase.end, after[0].start):
             return self._list(r, phrase.end)
         if antecedent is not None and self._nothing_follows(r, phrase):
@@ -458,6 +483,8 @@ class LocalExtractor:
         if not rest or rest[0] in ",.;:)!?":
             return True
         nxt = cl.next_word(r.sentence, phrase.end)
+        if nxt is not None and cl.stranded(r.sentence, phrase, nxt):
+            return True  # "the register, which Maximo relies on for asset IDs, …"
         return nxt is not None and (nxt[0] in CLAUSE_WORDS or r.verb_follows(phrase.end))
 
     @staticmethod

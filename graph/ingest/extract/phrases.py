@@ -9,6 +9,7 @@ matched as written and in the forms English gives it:
 - the simple past of a passive ("was superseded by") only for a relation whose own phrases
   are in the past ("replaced", "was replaced by"): such a relation states an event, so its
   past is a fact; for any other relation the past is history and is not read;
+- an adverb after the auxiliary ("are both owned by", "is also needed by");
 - a verb shared by two prepositions ("comes after A and before B"): the second preposition
   with the first one's verb, when that makes a phrase of the vocabulary (ellipsis).
 """
@@ -26,6 +27,10 @@ from graph.ingest.extract.mentions import Mention
 NOT_FINITE_BEFORE = cl.AUXILIARIES | cl.DETERMINERS | cl.PREPOSITIONS | {
     "no", "any", "each", "every", "this", "these", "those", "let", "help", "make",
 }  # fmt: skip
+AUX_FIRST = {"is", "are", "was", "were", "has", "have"}
+# An adverb between the auxiliary and the rest of a phrase: "are both owned by", "is also
+# needed by", "has since been replaced by".
+INNER_ADVERB = "(?:" + "|".join(sorted(cl.ADVERBS | {"since", "jointly", "each"})) + ")"
 ELLIPSIS = re.compile(r"\s*,?\s*(?:and|or|but)\s+(?:also\s+|then\s+)?([a-z]+)\b", re.I)
 
 
@@ -114,6 +119,9 @@ class PhraseMatcher:
                     if len(words) == 2 and variant != "reduced":
                         self._pairs.setdefault((words[0], words[1]), (rel.name, inverse, phrase))
                     pattern = r"\s+".join(re.escape(w) for w in words)
+                    if words[0] in AUX_FIRST and len(words) > 1:  # "are both owned by"
+                        rest = r"\s+".join(re.escape(w) for w in words[1:])
+                        pattern = rf"{re.escape(words[0])}(?:\s+{INNER_ADVERB})?\s+{rest}"
                     # A bank's own type wins a phrase over a core type (the more specific).
                     rank = (len(form), rel.bank_defined, not variant)
                     regex = re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.I)
