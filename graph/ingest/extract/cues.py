@@ -63,7 +63,7 @@ REPORTED = re.compile(
     re.I,
 )
 FRONTED_CONDITION = re.compile(
-    r"^\W*(?:when|whenever|where|wherever|once|in\s+case|provided|should)\b", re.I
+    r"^\W*(?:when|whenever|where|wherever|in\s+case|provided|should)\b", re.I
 )
 CONTRACTED_WILL = re.compile(r"\w'll\b|\w’ll\b", re.I)
 

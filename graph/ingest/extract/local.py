@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from graph.ingest.extract import clauses as cl
+from graph.ingest.extract import sequences as sq
 from graph.ingest.extract.base import Statement, Vocabulary
 from graph.ingest.extract.cues import (
     HEDGES,
@@ -48,6 +49,7 @@ from graph.ingest.extract.cues import (
 from graph.ingest.extract.mentions import Mention, MentionIndex
 from graph.ingest.extract.phrases import Phrase as _Phrase
 from graph.ingest.extract.phrases import PhraseMatcher, plural_form, reduced_form
+from graph.ingest.extract.sequences import RELATION
 from kb.models import Entry
 
 __all__ = [
@@ -277,7 +279,27 @@ class LocalExtractor:
                 continue  # "follows the plan to the letter": obeys it, no sequence
             for s_span, o_span in cl.pairs(sentence, phrase.end, subject.spans, objects):
                 out.append(self._statement(sentence, phrase, subject, s_span, o_span))
+        if RELATION in self._vocabulary.relations:
+            out += self._sequence(sentence, mentions, facts)
         return [replace(st, span=span) for st in out] if span != sentence else out
+
+    def _sequence(self, sentence: str, mentions: list[Mention], facts) -> list[Statement]:
+        """ "First A, then B", "After A, the crew does B": A precedes B (``sequences``)."""
+        found = [(a, b, "then") for a, b in sq.then_list(sentence, mentions)]
+        after = sq.fronted_after(sentence, mentions)
+        found += [(after[0], after[1], "after")] if after else []
+        return [
+            Statement(
+                span=sentence,
+                relation=RELATION,
+                from_text=sentence[a.start : a.end],
+                to_text=sentence[b.start : b.end],
+                prior=PRIOR,
+                basis=f"sequence:{how}",
+            )
+            for a, b, how in found
+            if any(lo <= a.start and b.end <= hi for lo, hi in facts)
+        ]
 
     def _only_the_entry(self, r: _Reading, subject: _Subject) -> bool:
         """An object "it" stands for the entry only when no name but the entry's and the
