@@ -88,6 +88,8 @@ NOT_ADVERBS = {
     "weekly", "monthly", "yearly", "hourly", "nightly", "quarterly", "fortnightly", "early",
     "friendly", "family", "holly", "rally", "belly", "jelly", "bully",
 }  # fmt: skip
+# Verbs of a clause's start or end: "… before Truck Loading starts".
+ASPECTUAL = {"starts", "begins", "finishes", "ends", "closes", "opens", "completes", "resumes"}
 # Opening words of a discourse parenthetical: "X, by contrast, belongs to …".
 DISCOURSE = {
     "by", "in", "for", "however", "though", "therefore", "meanwhile", "moreover", "instead",
@@ -273,8 +275,8 @@ def closes_object(sentence: str, nxt: tuple[str, int]) -> bool:
     word, at = nxt
     if word in SUBORDINATORS or manner_adverb(word):
         return True
-    if word in {"being", "having"}:
-        return True
+    if small_clause_follows(sentence, at - 1) or word in ASPECTUAL:
+        return True  # "before X starts": the object is the subject of a temporal clause
     if word.endswith("ing") and len(word) > 5:
         after = next_word(sentence, at + len(word))
         return after is not None and (after[0] in LEADING or participle(after[0]))
@@ -341,3 +343,26 @@ def after_members(sentence: str, end: int, limit: int) -> str:
                     cut = sentence.index(words_[-1], end) + len(words_[-1])
                     return sentence[cut:limit]
     return sentence[end:limit]
+
+
+def small_clause_follows(sentence: str, end: int) -> bool:
+    """ "being" or "having" after the name ending at ``end``: the name is the subject of a
+    small clause ("relies on Cooler Room A being restocked"), and the whole object."""
+    nxt = next_word(sentence, end)
+    return nxt is not None and nxt[0] in {"being", "having"}
+
+
+def head_of_modifier(sentence: str, name: Mention, earlier: list[Mention], lo: int):
+    """The name a prepositional phrase modifies: in "Order Picking for produce relies on …"
+    the subject is Order Picking, not produce. Only "<name> <preposition> <name>" at the head
+    of the clause counts (determiners allowed)."""
+    if not earlier or earlier[-1].start < lo:
+        return None
+    head = earlier[-1]
+    ws = words(sentence[head.end : name.start])
+    while ws and ws[-1] in LEADING:
+        ws.pop()
+    if len(ws) != 1 or ws[0] not in PREPOSITIONS - {"by", "to", "from", "like", "unlike"}:
+        return None
+    lead = words(sentence[lo : head.start])
+    return head if all(w in LEADING for w in lead) else None

@@ -355,6 +355,9 @@ class LocalExtractor:
         if before and before[-1].start >= clause_start:
             m = before[-1]
             gap = s[m.end : phrase.start]
+            head = cl.head_of_modifier(s, m, before[:-1], clause_start)
+            if head is not None and _clean_gap(gap):
+                return self._named_subject(r, phrase, head, clause_start)  # "X for Y relies on"
             if _clean_gap(gap):
                 return self._named_subject(r, phrase, m, clause_start)
         clause = s[clause_start : phrase.start]
@@ -518,7 +521,8 @@ class LocalExtractor:
         if not after:
             return []
         first = after[0]
-        if cl.possessor(s, first.end) or r.verb_follows(first.end):
+        small_clause = cl.small_clause_follows(s, first.end)  # "relies on X being restocked"
+        if cl.possessor(s, first.end) or (r.verb_follows(first.end) and not small_clause):
             return []  # "the DSM's calls"; "requires that the TD is …"
         if not cl.object_ends(s, first.end):
             return []  # "follows the Playout Preparation checklist": the name modifies a noun

@@ -10,6 +10,7 @@ matched as written and in the forms English gives it:
   are in the past ("replaced", "was replaced by"): such a relation states an event, so its
   past is a fact; for any other relation the past is history and is not read;
 - an adverb after the auxiliary ("are both owned by", "is also needed by");
+- any article and an ordinal for "is a <noun> of/in" ("is the first step in");
 - a verb shared by two prepositions ("comes after A and before B"): the second preposition
   with the first one's verb, when that makes a phrase of the vocabulary (ellipsis).
 """
@@ -31,6 +32,11 @@ AUX_FIRST = {"is", "are", "was", "were", "has", "have"}
 # An adverb between the auxiliary and the rest of a phrase: "are both owned by", "is also
 # needed by", "has since been replaced by".
 INNER_ADVERB = "(?:" + "|".join(sorted(cl.ADVERBS | {"since", "jointly", "each"})) + ")"
+# "is a step in" also as "is the first step in", "is an early step in".
+ARTICLE = (
+    r"(?:a|an|the)(?:\s+(?:first|second|third|fourth|last|final|next|main|key|initial|"
+    r"early|late|later|earlier|opening|closing|only|critical|mandatory))?"
+)
 ELLIPSIS = re.compile(r"\s*,?\s*(?:and|or|but)\s+(?:also\s+|then\s+)?([a-z]+)\b", re.I)
 
 
@@ -119,7 +125,10 @@ class PhraseMatcher:
                     if len(words) == 2 and variant != "reduced":
                         self._pairs.setdefault((words[0], words[1]), (rel.name, inverse, phrase))
                     pattern = r"\s+".join(re.escape(w) for w in words)
-                    if words[0] in AUX_FIRST and len(words) > 1:  # "are both owned by"
+                    if len(words) > 3 and words[1] in {"a", "an"}:  # "is the first step in"
+                        rest = r"\s+".join(re.escape(w) for w in words[2:])
+                        pattern = rf"{re.escape(words[0])}\s+{ARTICLE}\s+{rest}"
+                    elif words[0] in AUX_FIRST and len(words) > 1:  # "are both owned by"
                         rest = r"\s+".join(re.escape(w) for w in words[1:])
                         pattern = rf"{re.escape(words[0])}(?:\s+{INNER_ADVERB})?\s+{rest}"
                     # A bank's own type wins a phrase over a core type (the more specific).
