@@ -275,6 +275,8 @@ def closes_object(sentence: str, nxt: tuple[str, int]) -> bool:
     word, at = nxt
     if word in SUBORDINATORS or manner_adverb(word):
         return True
+    if re.match(r"(\w+)\s+to\s+\1\b", sentence[at:], re.I):
+        return True  # "owns X end to end", "runs X day to day": an adverbial
     if small_clause_follows(sentence, at - 1) or word in ASPECTUAL:
         return True  # "before X starts": the object is the subject of a temporal clause
     if word.endswith("ing") and len(word) > 5:

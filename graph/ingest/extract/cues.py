@@ -65,6 +65,8 @@ REPORTED = re.compile(
 FRONTED_CONDITION = re.compile(
     r"^\W*(?:when|whenever|where|wherever|in\s+case|provided|should)\b", re.I
 )
+# "in May", "since May 2024": the month, not the modal (capitalised, not the first word).
+MONTH_MAY = re.compile(r"(?<=\S)(\s+)May\b")
 CONTRACTED_WILL = re.compile(r"\w'll\b|\w’ll\b", re.I)
 
 
@@ -85,7 +87,7 @@ def not_a_present_fact(sentence: str, mentions: list[Mention]) -> bool:
     fronted = FRONTED_CONDITION.search(sentence) and not any(m.start == 0 for m in mentions)
     if RESTRICTION.search(text) or fronted or REPORTED.search(text):
         return True
-    return bool(set(_words(text)) & HYPOTHESIS)
+    return bool(set(_words(MONTH_MAY.sub(" ", text))) & HYPOTHESIS)
 
 
 # Manner adverbials of compliance: "follows the plan to the letter" obeys it.

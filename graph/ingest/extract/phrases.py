@@ -11,6 +11,8 @@ matched as written and in the forms English gives it:
   past is a fact; for any other relation the past is history and is not read;
 - an adverb after the auxiliary ("are both owned by", "is also needed by");
 - any article and an ordinal for "is a <noun> of/in" ("is the first step in");
+- the passive of an active phrase, read the other way round ("looks after" → "is looked
+  after by"), when the vocabulary does not state it itself;
 - a verb shared by two prepositions ("comes after A and before B"): the second preposition
   with the first one's verb, when that makes a phrase of the vocabulary (ellipsis).
 """
@@ -83,6 +85,36 @@ def eventive(phrases: list[str]) -> bool:
     )
 
 
+IRREGULAR_PAST = {
+    "runs": "run", "holds": "held", "keeps": "kept", "leads": "led", "feeds": "fed",
+    "makes": "made", "sets": "set", "writes": "written", "gives": "given", "sends": "sent",
+    "takes": "taken", "builds": "built", "oversees": "overseen", "sees": "seen",
+}  # fmt: skip
+
+
+def passive_form(phrase: str) -> str | None:
+    """The passive of an active phrase, read the other way round: "watches" → "is watched
+    by", "looks after" → "is looked after by"; None for a phrase with no object verb."""
+    first, _, rest = phrase.lower().partition(" ")
+    if first in IRREGULAR_PAST:
+        participle = IRREGULAR_PAST[first]
+    elif len(first) < 4 or not first.endswith("s") or first.endswith(("ss", "us")):
+        return None
+    elif first in {"is", "has", "does", "was"}:
+        return None
+    elif first.endswith("ies"):
+        participle = first[:-3] + "ied"
+    elif first.endswith(("sses", "shes", "ches", "xes", "zes")):
+        participle = first[:-2] + "ed"
+    elif first.endswith("es") and not first.endswith(("ees", "oes")):
+        participle = first[:-1] + "d"
+    else:
+        participle = first[:-1] + "ed"
+    if rest and not all(w in cl.PREPOSITIONS | {"after", "up", "off", "out"} for w in rest.split()):
+        return None  # "keeps an eye on": no plain passive
+    return " ".join(["is", participle, *rest.split(), "by"])
+
+
 def plural_form(phrase: str) -> str | None:
     """The phrase with its first word in the plural (base) form: "requires" → "require",
     "relies on" → "rely on", "is owned by" → "are owned by"; None when it has none."""
@@ -118,25 +150,35 @@ class PhraseMatcher:
                     (plural_form(phrase), "plural"),
                     (reduced_form(phrase), "reduced"),
                 ] + [(f, "") for f in perfect_forms(phrase, past)]
+                own = {p.lower() for p in list(rel.phrases) + list(rel.inverse_phrases)}
+                passive = passive_form(phrase)
+                if passive and passive not in own:  # "looks after" → "is looked after by"
+                    forms_other = [(passive, ""), (plural_form(passive), "plural")]
+                    forms_other += [(reduced_form(passive), "reduced")]
+                    for form, variant in forms_other:
+                        self._add(entries, form, variant, rel, not inverse, phrase)
                 for form, variant in forms:
-                    words = (form or "").lower().split()
-                    if not words:
-                        continue
-                    if len(words) == 2 and variant != "reduced":
-                        self._pairs.setdefault((words[0], words[1]), (rel.name, inverse, phrase))
-                    pattern = r"\s+".join(re.escape(w) for w in words)
-                    if len(words) > 3 and words[1] in {"a", "an"}:  # "is the first step in"
-                        rest = r"\s+".join(re.escape(w) for w in words[2:])
-                        pattern = rf"{re.escape(words[0])}\s+{ARTICLE}\s+{rest}"
-                    elif words[0] in AUX_FIRST and len(words) > 1:  # "are both owned by"
-                        rest = r"\s+".join(re.escape(w) for w in words[1:])
-                        pattern = rf"{re.escape(words[0])}(?:\s+{INNER_ADVERB})?\s+{rest}"
-                    # A bank's own type wins a phrase over a core type (the more specific).
-                    rank = (len(form), rel.bank_defined, not variant)
-                    regex = re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.I)
-                    entries.append((rank, regex, rel.name, inverse, phrase, variant))
+                    self._add(entries, form, variant, rel, inverse, phrase)
         entries.sort(key=lambda e: e[0], reverse=True)
         self._entries = entries
+
+    def _add(self, entries, form, variant, rel, inverse, phrase) -> None:
+        words = (form or "").lower().split()
+        if not words:
+            return
+        if len(words) == 2 and variant != "reduced":
+            self._pairs.setdefault((words[0], words[1]), (rel.name, inverse, phrase))
+        pattern = r"\s+".join(re.escape(w) for w in words)
+        if len(words) > 3 and words[1] in {"a", "an"}:  # "is the first step in"
+            rest = r"\s+".join(re.escape(w) for w in words[2:])
+            pattern = rf"{re.escape(words[0])}\s+{ARTICLE}\s+{rest}"
+        elif words[0] in AUX_FIRST and len(words) > 1:  # "are both owned by"
+            rest = r"\s+".join(re.escape(w) for w in words[1:])
+            pattern = rf"{re.escape(words[0])}(?:\s+{INNER_ADVERB})?\s+{rest}"
+        # A bank's own type wins a phrase over a core type (the more specific).
+        rank = (len(form), rel.bank_defined, not variant)
+        regex = re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.I)
+        entries.append((rank, regex, rel.name, inverse, phrase, variant))
 
     def find(self, sentence: str, mentions: list[Mention]) -> list[Phrase]:
         taken: list[tuple[int, int]] = [(m.start, m.end) for m in mentions]
