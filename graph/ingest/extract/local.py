@@ -371,9 +371,6 @@ class LocalExtractor:
             or described
         ):
             earlier = [m for m in mentions if m.end <= clause_start]
-            if described:  # "the station itself" after other names: none of them a station
-                head = words[-2] if words[-1] == "itself" else words[-1]
-                earlier = [m for m in earlier if _words(s[m.start : m.end])[-1:] == [head]]
             if earlier:
                 return None  # "…; it was replaced by …": "it" may be the name before
             lead = len(clause) - len(clause.lstrip())
