@@ -20,8 +20,9 @@ mark still drops the whole sentence.
 
 Cue words are read outside the bank's names ("Flight Plan" is a name, not a plan). The cue
 lists were set on the tuning sets (``bench/data/extraction_airline.json``, ``_hospital``,
-``_tuning_extra`` and the demoted ``bench/data/blind/extraction_set2/``); the blind sets are
-only reported (README, "Held-out figures").
+``_tuning_extra`` and the demoted ``bench/data/blind/extraction_set2/``, ``extraction_set3/``
+and ``extraction_food_distribution.json``); the blind sets are only reported (README,
+"Held-out figures").
 """
 
 from __future__ import annotations

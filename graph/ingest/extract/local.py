@@ -25,6 +25,11 @@ adjacency alone:
   from the DSM", "the reason the Get-In overruns") or modifying the noun after it ("the
   Playout checklist"; not "the Sales team", "needs the dock clear") are no ends.
 
+Phrase forms (plural, passive, perfect, ellipsis) are in ``phrases``; "respectively", an
+object "it" (the entry, when no other name could be meant), asides between dashes and a
+group's members are read here with ``clauses``; sequences without a phrase ("First A, then
+B", "After A, …") are in ``sequences``.
+
 It states only what the sentence says holds now, and nothing is inferred across sentences
 (the cues are in ``cues``): a negation in the clause of the phrase drops it; a hypothesis,
 plan, hedge, restriction or question drops the whole sentence; so does a history cue.
