@@ -96,6 +96,9 @@ def switches():
         "'X for Y' subject is X": (cl, "head_of_modifier", lambda *a: None),
         "'First A, then B'": (sq, "then_list", lambda s, m: []),
         "fronted 'After/Once X,'": (sq, "fronted_after", lambda s, m: None),
+        "adverbial before 'by'": (phrases, "ADVERBIAL", "(?!x)x"),
+        "'after X is signed'": (cl, "temporal_clause", lambda s, st, n: False),
+        "ellipsis '; Y does'": (cl, "elliptical_subjects", lambda *a: iter(())),
     }
 
 

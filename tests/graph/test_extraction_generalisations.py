@@ -243,3 +243,29 @@ def test_sequences_without_a_phrase(read):
     assert read(
         "Once the Paper Rota is signed, the Pump Schedule is maintained by the Lab Team."
     ) == {("Pump Schedule", "owned_by", "Lab Team")}
+
+
+def test_an_adverbial_between_a_passive_participle_and_by(read):
+    assert read("The Flow Meter is maintained day to day by the Lab Team.") == {
+        ("Flow Meter", "owned_by", "Lab Team")
+    }
+    assert read("The Telemetry Hub is managed around the clock by the Control Room.") == {
+        ("Telemetry Hub", "owned_by", "Control Room")
+    }
+
+
+def test_the_object_of_after_or_before_may_open_a_clause(read):
+    assert read("The Pump Schedule comes after the Dosing Log is signed.") == {
+        ("Dosing Log", "precedes", "Pump Schedule")
+    }
+    # Any other verb after an object still ends the list there.
+    assert read("The Pump Schedule needs the Dosing Log is signed.") == set()
+
+
+def test_an_elliptical_clause_repeats_the_verb_phrase_without_its_negation(read):
+    assert read(
+        "Neither the Lab Team nor the Control Room owns the Dosing Log; the Site Manager does."
+    ) == {("Dosing Log", "owned_by", "Site Manager")}
+    assert (
+        read("The Lab Team doesn't own the Dosing Log; the Site Manager doesn't either.") == set()
+    )

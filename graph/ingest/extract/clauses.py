@@ -368,3 +368,33 @@ def head_of_modifier(sentence: str, name: Mention, earlier: list[Mention], lo: i
         return None
     lead = words(sentence[lo : head.start])
     return head if all(w in LEADING for w in lead) else None
+
+
+def temporal_clause(sentence: str, start: int, name: Mention) -> bool:
+    """The object of "after/before/until" is the subject of a clause ("comes after the
+    Discharge Summary is signed"): the name is the whole object."""
+    if not re.search(r"\b(?:after|before|until)\s*$", sentence[:start], re.I):
+        return False
+    m = re.match(r"\s+(?:is|are|has\s+been|have\s+been)\s+(\w+)", sentence[name.end :])
+    return bool(m) and (participle(m.group(1).lower()) or m.group(1).lower() in PREDICATIVE)
+
+
+ELLIPTICAL = re.compile(
+    r"^\s*(?:and\s+|but\s+)?(?:the\s+)?(?P<name>.+?)\s+(?:does|do)(?:\s+(?:too|so))?\s*[.!]?\s*$",
+    re.I,
+)
+
+
+def elliptical_subjects(sentence: str, mentions: list[Mention], facts, done):
+    """ "Neither A nor B owns the Dock; the Production Manager does": an independent clause
+    that is only "<name> does" repeats the last verb phrase before it, with its objects
+    (the negation of the first clause is not repeated). Yields (name, (phrase, objects))."""
+    for lo, hi in facts:
+        m = ELLIPTICAL.match(sentence[lo:hi])
+        if not m or lo == 0:
+            continue
+        start, end = lo + m.start("name"), lo + m.end("name")
+        name = next((n for n in mentions if n.start == start and n.end == end), None)
+        before = [(p, objects) for p, objects in done if p.end <= lo and objects]
+        if name is not None and before:
+            yield name, before[-1]

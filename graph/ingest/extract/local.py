@@ -266,6 +266,7 @@ class LocalExtractor:
         reading.phrases = self._matcher.find(sentence, mentions)
         out: list[Statement] = []
         previous: _Subject | None = None
+        done: list[tuple[_Phrase, list[tuple[int, int]]]] = []
         for phrase in reading.phrases:
             if not any(lo <= phrase.start < hi for lo, hi in facts):
                 continue  # "A may be paged, but B owns C": only the second clause is a fact
@@ -275,9 +276,10 @@ class LocalExtractor:
             previous = subject
             if phrase.plural and not _plural_subject(sentence, subject):
                 continue  # "Legal, who …, follow …": a plural verb needs a plural subject
+            objects = self._objects(reading, phrase, subject.antecedent)
+            done.append((phrase, objects))  # "…; the PM does" repeats this verb phrase
             if self._negated(reading, phrase, subject):
                 continue
-            objects = self._objects(reading, phrase, subject.antecedent)
             if any(cl.object_pronoun(sentence[a:b]) for a, b in objects):
                 objects = objects if self._only_the_entry(reading, subject) else []
             if objects and obeys(sentence, phrase, objects[-1][1]):
@@ -286,6 +288,12 @@ class LocalExtractor:
                 out.append(self._statement(sentence, phrase, subject, s_span, o_span))
         if RELATION in self._vocabulary.relations:
             out += self._sequence(sentence, mentions, facts)
+        for name, (phrase, objects) in cl.elliptical_subjects(sentence, mentions, facts, done):
+            subject = _Subject([(name.start, name.end)], clause="ellipsis")
+            out += [
+                self._statement(sentence, phrase, subject, (name.start, name.end), o)
+                for o in objects
+            ]
         return [replace(st, span=span) for st in out] if span != sentence else out
 
     def _sequence(self, sentence: str, mentions: list[Mention], facts) -> list[Statement]:
@@ -524,9 +532,10 @@ class LocalExtractor:
             return []
         first = after[0]
         small_clause = cl.small_clause_follows(s, first.end)  # "relies on X being restocked"
+        small_clause = small_clause or cl.temporal_clause(s, start, first)  # "after X is signed"
         if cl.possessor(s, first.end) or (r.verb_follows(first.end) and not small_clause):
             return []  # "the DSM's calls"; "requires that the TD is …"
-        if not cl.object_ends(s, first.end):
+        if not small_clause and not cl.object_ends(s, first.end):
             return []  # "follows the Playout Preparation checklist": the name modifies a noun
         spans = [(first.start, first.end)]
         for prev, nxt in zip(after, after[1:], strict=False):

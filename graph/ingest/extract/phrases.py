@@ -10,6 +10,7 @@ matched as written and in the forms English gives it:
   are in the past ("replaced", "was replaced by"): such a relation states an event, so its
   past is a fact; for any other relation the past is history and is not read;
 - an adverb after the auxiliary ("are both owned by", "is also needed by");
+- an adverbial between a passive participle and "by" ("is managed day to day by");
 - any article and an ordinal for "is a <noun> of/in" ("is the first step in");
 - the passive of an active phrase, read the other way round ("looks after" → "is looked
   after by"), when the vocabulary does not state it itself;
@@ -38,6 +39,12 @@ INNER_ADVERB = "(?:" + "|".join(sorted(cl.ADVERBS | {"since", "jointly", "each"}
 ARTICLE = (
     r"(?:a|an|the)(?:\s+(?:first|second|third|fourth|last|final|next|main|key|initial|"
     r"early|late|later|earlier|opening|closing|only|critical|mandatory))?"
+)
+# An adverbial between a passive participle and its "by": "is watched around the clock by",
+# "is managed day to day by" (lower-case words only, no name, no punctuation).
+ADVERBIAL = (
+    r"(?:(?:around|round)\s+the\s+clock|day\s+to\s+day|[a-z]+ly|(?:in|at|on|during)\s+"
+    r"(?:practice|night|weekends|the\s+week|the\s+day|shift)|jointly|mainly|mostly)"
 )
 ELLIPSIS = re.compile(r"\s*,?\s*(?:and|or|but)\s+(?:also\s+|then\s+)?([a-z]+)\b", re.I)
 
@@ -174,6 +181,9 @@ class PhraseMatcher:
             pattern = rf"{re.escape(words[0])}\s+{ARTICLE}\s+{rest}"
         elif words[0] in AUX_FIRST and len(words) > 1:  # "are both owned by"
             rest = r"\s+".join(re.escape(w) for w in words[1:])
+            if words[-1] == "by" and len(words) >= 3:  # "is managed day to day by"
+                middle = r"\s+".join(re.escape(w) for w in words[1:-1])
+                rest = rf"{middle}(?:\s+{ADVERBIAL})?\s+by"
             pattern = rf"{re.escape(words[0])}(?:\s+{INNER_ADVERB})?\s+{rest}"
         # A bank's own type wins a phrase over a core type (the more specific).
         rank = (len(form), rel.bank_defined, not variant)
