@@ -188,12 +188,15 @@ class PhraseMatcher:
         # A bank's own type wins a phrase over a core type (the more specific).
         rank = (len(form), rel.bank_defined, not variant)
         regex = re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.I)
-        entries.append((rank, regex, rel.name, inverse, phrase, variant))
+        entries.append((rank, regex, rel.name, inverse, phrase, variant, words[0]))
 
     def find(self, sentence: str, mentions: list[Mention]) -> list[Phrase]:
         taken: list[tuple[int, int]] = [(m.start, m.end) for m in mentions]
         found = []
-        for _, regex, relation, inverse, phrase, variant in self._entries:
+        lowered = sentence.lower()
+        for _, regex, relation, inverse, phrase, variant, needle in self._entries:
+            if needle not in lowered:
+                continue  # the phrase's first word is nowhere in the sentence
             for m in regex.finditer(sentence):
                 if any(m.start() < e and s < m.end() for s, e in taken):
                     continue  # inside a name of the bank, or another phrase
