@@ -36,6 +36,7 @@ from graph.models import (
 )
 from kb.actions.staff import execute_as, run_as_staff
 from kb.admin_filters import BankFilter
+from kb.api.render import iso
 from kb.errors import KbError
 
 # --- Edge types -------------------------------------------------------------------------------
@@ -222,15 +223,17 @@ class EdgeChangeForm(forms.ModelForm):
                     body={"relation": data["type"].name, "reason": reason},
                 )
                 return
+            # The body as a client sends it (ids and instants as strings): the action
+            # checks it against the one declaration.
             corrected = {
-                "from": old.from_entry,
-                "to": old.to_entry,
+                "from": old.from_entry.short_id,
+                "to": old.to_entry.short_id,
                 "relation": data["type"].name,
                 "note": data.get("note") or "",
                 "label": data.get("label") or "",
                 "evidence": old.evidence,
-                "valid_from": old.valid_from,
-                "valid_to": old.valid_to,
+                "valid_from": iso(old.valid_from),
+                "valid_to": iso(old.valid_to),
             }
             result = execute_as(
                 self.caller,
