@@ -4,7 +4,6 @@ entry kinds (each one audited operation)."""
 from __future__ import annotations
 
 from rest_framework import serializers
-
 from rest_framework.validators import UniqueValidator
 
 from kb.actions.base import Action

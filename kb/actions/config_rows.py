@@ -40,8 +40,7 @@ def serializer_errors(exc: serializers.ValidationError) -> InvalidInput:
     """A serializer's refusal as the ``KbError`` every page and transport shows."""
     detail = exc.detail if isinstance(exc.detail, dict) else {"input": exc.detail}
     fields = {
-        name: " ".join(map(str, v)) if isinstance(v, list) else str(v)
-        for name, v in detail.items()
+        name: " ".join(map(str, v)) if isinstance(v, list) else str(v) for name, v in detail.items()
     }
     message = "; ".join(f"{name}: {text}" for name, text in fields.items())
     return InvalidInput(message or "Some fields are invalid.", fields=fields)

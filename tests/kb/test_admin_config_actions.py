@@ -42,7 +42,12 @@ def test_bank_add_page_writes_what_the_action_writes(admin_client, admin_user):
         Caller.for_staff(admin_user),
         SaveBank,
         None,
-        body={"slug": "ops2", "name": "Ops", "kind": "general", "settings": {"lexical_weight": 0.4}},
+        body={
+            "slug": "ops2",
+            "name": "Ops",
+            "kind": "general",
+            "settings": {"lexical_weight": 0.4},
+        },
     )
     via_admin = Bank.objects.get(slug="ops")
     names = ("name", "kind", "settings")

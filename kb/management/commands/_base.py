@@ -26,6 +26,16 @@ class KbCommand(BaseCommand):
             lines = "\n".join(f"  line {e['line']}: {e['message']}" for e in extra[:50])
             raise CommandError(f"{exc.message}\n{lines}".rstrip()) from exc
 
+    def run_action(self, action_class, bank, **kwargs):
+        """Execute ``action_class`` on ``bank`` (None: an action without a bank) as this
+        command (a system caller through ``command``): the same declaration and checks as
+        REST, MCP and the admin; a refused input is a ``CommandError``."""
+        from kb.actions.base import Caller
+        from kb.actions.staff import execute_as
+
+        caller = Caller.system(f"command:{self.command_name}", via="command")
+        return execute_as(caller, action_class, bank, **kwargs)
+
     def handle_kb(self, *args, **options):  # pragma: no cover - abstract
         raise NotImplementedError
 
