@@ -27,7 +27,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
-from kb.actions.banks import ArchiveBank, SaveBank, SaveEntryKind
+from kb.actions.banks import ArchiveBank, DeleteEntryKind, SaveBank, SaveEntryKind
 from kb.actions.entries import UpdateEntry, VerifyEntry
 from kb.actions.staff import run_as_staff, staff_caller
 from kb.admin_config import ActionSaveAdmin
@@ -163,6 +163,7 @@ class EntryKindAdmin(ActionSaveAdmin, admin.ModelAdmin):
     """Entry kinds: add and change through ``SaveEntryKind`` (core kinds: superusers)."""
 
     save_action = SaveEntryKind
+    delete_action = DeleteEntryKind
     list_display = ("name", "bank", "weight", "container", "structural", "description")
     list_filter = (BankFilter, ("bank", admin.EmptyFieldListFilter), "container", "structural")
     list_select_related = ("bank",)

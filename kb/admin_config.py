@@ -1,4 +1,4 @@
-"""Admin add and change pages of configuration rows (banks, entry kinds, relation types) that
+"""Admin add, change and delete pages of configuration rows (banks, entry kinds, relation types) that
 save through their action (:class:`kb.actions.config_rows.SaveConfigRow`).
 
 The form's values become the action's body; the action's declaration (a DRF serializer)
@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.forms.models import construct_instance
 from django.http import HttpResponseRedirect
 
-from kb.actions.staff import execute_prepared, prepare_as, staff_caller
+from kb.actions.staff import execute_as, execute_prepared, prepare_as, staff_caller
 from kb.errors import KbError
 from kb.models import Bank
 
@@ -70,6 +70,7 @@ class ActionSaveAdmin:
 
     form = ActionModelForm
     save_action = None
+    delete_action = None  # None: the page offers no delete
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         form = super().get_form(request, obj, change=change, **kwargs)
@@ -83,6 +84,24 @@ class ActionSaveAdmin:
             setattr(obj, field.attname, getattr(row, field.attname))
         obj._state.adding = False
         obj._state.db = row._state.db
+
+    def has_delete_permission(self, request, obj=None):
+        return self.delete_action is not None and super().has_delete_permission(request, obj)
+
+    def delete_model(self, request, obj):
+        """Through ``delete_action`` (one ``configure`` operation on the row's bank)."""
+        execute_as(staff_caller(request), self.delete_action, None, ids={"id": obj.pk})
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            self.delete_model(request, obj)
+
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except KbError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         try:

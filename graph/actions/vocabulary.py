@@ -1,4 +1,4 @@
-"""The relation vocabulary as an action: create or change a relation (edge) type, one
+"""The relation vocabulary as actions: create, change or delete a relation (edge) type, one
 ``configure`` operation on its bank (see :mod:`kb.actions.config_rows`)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from graph.models import EdgeType
-from kb.actions.config_rows import SaveConfigRow
+from kb.actions.config_rows import DeleteConfigRow, SaveConfigRow
 from kb.models import Bank
 
 
@@ -41,3 +41,11 @@ class SaveEdgeType(SaveConfigRow):
     summary = "Create or change a relation type"
     model = EdgeType
     Input = EdgeTypeInput
+
+
+class DeleteEdgeType(DeleteConfigRow):
+    """Delete a relation type no edge uses (409 ``in_use`` otherwise)."""
+
+    name = "relations.delete"
+    summary = "Delete an unused relation type"
+    model = EdgeType

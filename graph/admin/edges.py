@@ -21,7 +21,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from graph.actions.edges import LinkEntries, RetypeEdge, UnlinkEdge, UnlinkEdges
 from graph.actions.traverse import CorrectEdges
-from graph.actions.vocabulary import SaveEdgeType
+from graph.actions.vocabulary import DeleteEdgeType, SaveEdgeType
 from graph.admin.common import (
     NoHistoryRevertMixin,
     _check_type_bank,
@@ -49,6 +49,7 @@ class EdgeTypeAdmin(ActionSaveAdmin, admin.ModelAdmin):
     the type's bank). Core types (no bank) are shared: only superusers edit them."""
 
     save_action = SaveEdgeType
+    delete_action = DeleteEdgeType
 
     list_display = (
         "name",

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from rest_framework.validators import UniqueValidator
 
 from kb.actions.base import Action
-from kb.actions.config_rows import SaveConfigRow
+from kb.actions.config_rows import DeleteConfigRow, SaveConfigRow
 from kb.models import Bank, EntryKind, Operation, Scope
 from kb.services import banks
 
@@ -89,3 +89,11 @@ class SaveEntryKind(SaveConfigRow):
     summary = "Create or change an entry kind"
     model = EntryKind
     Input = EntryKindInput
+
+
+class DeleteEntryKind(DeleteConfigRow):
+    """Delete an entry kind no entry uses (409 ``in_use`` otherwise)."""
+
+    name = "kinds.delete"
+    summary = "Delete an unused entry kind"
+    model = EntryKind

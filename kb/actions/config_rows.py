@@ -46,6 +46,44 @@ def serializer_errors(exc: serializers.ValidationError) -> InvalidInput:
     return InvalidInput(message or "Some fields are invalid.", fields=fields)
 
 
+def reach_row_bank(caller: Caller, slug, scope: str, field: str = "bank") -> Bank | None:
+    """The bank ``slug`` a configuration row belongs to, as ``caller`` may reach it (404 for
+    a bank not theirs); None for a core row, which needs a superuser or a system caller."""
+    if slug is None:
+        user = caller.user
+        if not (getattr(user, "is_superuser", False) or caller.via in ("job", "command")):
+            raise Forbidden(
+                "Only superusers add, change or delete core (bank-less) vocabulary.",
+                code="core_vocabulary",
+                fields={field: "Choose a bank; core rows are for superusers."},
+            )
+        return None
+    if not isinstance(slug, str):
+        raise InvalidInput("Name the bank by its slug.", fields={field: "A slug."})
+    return caller.bank(slug, scope)
+
+
+@contextlib.contextmanager
+def config_unit(bank: Bank | None, reason: str):
+    """The ``configure`` operation on the row's bank, or (core row) a plain transaction."""
+    if bank is None:
+        with transaction.atomic():
+            yield None
+        return
+    with unit_of_work(bank, OperationKind.CONFIGURE, reason=reason) as op:
+        yield op
+
+
+def record_row(op: Operation, pk: int, label: str, verb: str, changed: dict) -> None:
+    """Name the row and its changed fields (before, after) on the operation."""
+    details = dict(op.details or {})
+    details.setdefault("rows", []).append(
+        {"model": label, "id": pk, "change": verb, "fields": changed}
+    )
+    op.details = details
+    op.save(update_fields=["details"])
+
+
 class SaveConfigRow(Action):
     """Create (no ``id``) or change (``ids={"id": pk}``) one configuration row.
 
@@ -105,28 +143,7 @@ class SaveConfigRow(Action):
             slug = current.slug if current else None
         else:
             slug = body.get(cls.bank_field)
-        if slug is None:
-            user = caller.user
-            if not (getattr(user, "is_superuser", False) or caller.via in ("job", "command")):
-                raise Forbidden(
-                    "Only superusers add or change core (bank-less) vocabulary.",
-                    code="core_vocabulary",
-                    fields={cls.bank_field: "Choose a bank; core rows are for superusers."},
-                )
-            return None
-        if not isinstance(slug, str):
-            raise InvalidInput("Name the bank by its slug.", fields={cls.bank_field: "A slug."})
-        return caller.bank(slug, cls.scope)
-
-    @contextlib.contextmanager
-    def _unit(self, reason: str):
-        """The operation on the row's bank, or (core row) a plain transaction."""
-        if self.bank is None:
-            with transaction.atomic():
-                yield None
-            return
-        with unit_of_work(self.bank, OperationKind.CONFIGURE, reason=reason) as op:
-            yield op
+        return reach_row_bank(caller, slug, cls.scope, cls.bank_field)
 
     def execute(self) -> tuple[Any, Operation | None]:
         """The row written, and its operation (None for a core row or a change that changed
@@ -145,7 +162,9 @@ class SaveConfigRow(Action):
         label = self.model._meta.model_name
         verb = "changed" if instance is not None else "added"
         try:
-            with self._unit(f"{verb} {label} {self.data.get('name') or instance}") as op:
+            with config_unit(
+                self.bank, f"{verb} {label} {self.data.get('name') or instance}"
+            ) as op:
                 row = self.serializer.save()
                 if self.bank_field is None and self.bank is None:
                     self.bank = row  # a new bank: its creation is its first operation
@@ -157,7 +176,7 @@ class SaveConfigRow(Action):
                         if not f.read_only
                     }
                 if op is not None:
-                    self._record(op, row, label, verb, changed)
+                    record_row(op, row.pk, label, verb, changed)
         except IntegrityError:
             raise Conflict(
                 f"Another {label} with this name exists.",
@@ -174,15 +193,49 @@ class SaveConfigRow(Action):
             row, OperationKind.CONFIGURE, actor=self.caller.actor, reason=f"{verb} {label} {row}"
         )
 
-    @staticmethod
-    def _record(op: Operation, row, label: str, verb: str, changed: dict) -> None:
-        details = dict(op.details or {})
-        details.setdefault("rows", []).append(
-            {"model": label, "id": row.pk, "change": verb, "fields": changed}
-        )
-        op.details = details
-        op.save(update_fields=["details"])
-
     def present(self, result) -> dict:
         row, op = result
         return {"id": row.pk, "operation": op.pk if op is not None else None}
+
+
+class DeleteConfigRow(Action):
+    """Delete one unused configuration row (a kind or relation no row uses): one
+    ``configure`` operation on its bank naming the row; a row in use is refused (409
+    ``in_use``), and a core row needs a superuser or a system caller."""
+
+    scope = Scope.CURATE
+    model: ClassVar[type]
+    path_ids = {"id": "id"}
+
+    @classmethod
+    def prepare(cls, caller: Caller, bank=None, *, ids=None, query=None, body=None) -> Action:
+        pk = (ids or {}).get("id")
+        instance = cls.model._default_manager.filter(pk=pk).first() if pk is not None else None
+        if instance is None:
+            raise NotFound(f"No {cls.model._meta.verbose_name} {pk}.", code="not_found")
+        slug = instance.bank.slug if instance.bank_id else None
+        row_bank = reach_row_bank(caller, slug, cls.scope)
+        action = cls(row_bank, caller, ids=dict(ids or {}), data={})
+        action.instance = instance
+        return action
+
+    def execute(self) -> Operation | None:
+        from django.db.models import ProtectedError
+
+        row, label = self.instance, self.model._meta.model_name
+        fields = {name: [jsonable(getattr(row, name)), None] for name in ("name",)}
+        try:
+            with config_unit(self.bank, f"deleted {label} {row}") as op:
+                pk = row.pk
+                row.delete()
+                if op is not None:
+                    record_row(op, pk, label, "deleted", fields)
+        except ProtectedError:
+            raise Conflict(
+                f"The {label} {row} is in use; it cannot be deleted.", code="in_use"
+            ) from None
+        logger.info("deleted %s %s (%s) by %s", label, pk, row, self.caller.actor)
+        return op
+
+    def present(self, op) -> dict:
+        return {"deleted": True, "operation": op.pk if op is not None else None}

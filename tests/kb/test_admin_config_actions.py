@@ -186,3 +186,35 @@ def test_edge_type_of_another_bank_is_not_reachable_by_a_token(bank):
     with pytest.raises(NotFound):
         SaveEdgeType.prepare(caller, None, body={"bank": other.slug, "name": "x"})
     assert not EdgeType.objects.filter(name="x").exists()
+
+
+def test_delete_page_deletes_an_unused_kind_through_the_action(admin_client, bank):
+    kind = EntryKind.objects.create(bank=bank, name="runbook")
+    url = reverse("admin:kb_entrykind_delete", args=[kind.pk])
+    assert admin_client.post(url, {"post": "yes"}).status_code == 302
+    assert not EntryKind.objects.filter(pk=kind.pk).exists()
+    (op,) = Operation.objects.filter(bank=bank, kind=OperationKind.CONFIGURE)
+    assert op.details["rows"] == [
+        {
+            "model": "entrykind",
+            "id": kind.pk,
+            "change": "deleted",
+            "fields": {"name": ["runbook", None]},
+        }
+    ]
+
+
+def test_delete_action_refuses_a_kind_in_use(admin_user, bank):
+    from kb.actions.banks import DeleteEntryKind
+    from kb.errors import Conflict
+    from kb.services.entries import clean_entry_data, create_entry
+
+    kind = EntryKind.objects.create(bank=bank, name="runbook")
+    create_entry(
+        bank,
+        clean_entry_data(bank, {"title": "T", "kind": "runbook", "lifetime": {"durable": True}}),
+    )
+    with pytest.raises(Conflict):
+        execute_as(Caller.for_staff(admin_user), DeleteEntryKind, None, ids={"id": kind.pk})
+    assert EntryKind.objects.filter(pk=kind.pk).exists()
+    assert not Operation.objects.filter(kind=OperationKind.CONFIGURE).exists()
