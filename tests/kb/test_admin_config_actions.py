@@ -218,3 +218,22 @@ def test_delete_action_refuses_a_kind_in_use(admin_user, bank):
         execute_as(Caller.for_staff(admin_user), DeleteEntryKind, None, ids={"id": kind.pk})
     assert EntryKind.objects.filter(pk=kind.pk).exists()
     assert not Operation.objects.filter(kind=OperationKind.CONFIGURE).exists()
+
+
+def test_create_bank_command_runs_save_bank(db):
+    import io
+
+    from django.core.management import call_command
+
+    call_command("create_bank", "ops-cmd", "--name", "Ops", stdout=io.StringIO())
+    bank = Bank.objects.get(slug="ops-cmd")
+    (op,) = Operation.objects.filter(bank=bank, kind=OperationKind.CONFIGURE)
+    assert op.actor == "command:create_bank"
+    assert op.details["rows"][0]["fields"]["name"] == [None, "Ops"]
+    out = io.StringIO()
+    call_command("create_bank", "ops-cmd", stdout=out)  # kept as it is, nothing recorded
+    assert "Kept existing" in out.getvalue()
+    assert Operation.objects.filter(bank=bank).count() == 1
+    with pytest.raises(Exception, match="slug"):
+        call_command("create_bank", "Bad Slug", stdout=io.StringIO())
+    assert not Bank.objects.filter(name="Bad Slug").exists()
