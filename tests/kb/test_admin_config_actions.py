@@ -237,3 +237,19 @@ def test_create_bank_command_runs_save_bank(db):
     with pytest.raises(Exception, match="slug"):
         call_command("create_bank", "Bad Slug", stdout=io.StringIO())
     assert not Bank.objects.filter(name="Bad Slug").exists()
+
+
+@pytest.mark.parametrize("model", ["kb_claim", "graph_mergeproposal", "graph_edgeproposal"])
+def test_queues_and_claims_offer_no_row_delete(admin_client, model):
+    """Claims end by release, proposals by a decision: the admin deletes no such row."""
+    page = admin_client.get(reverse(f"admin:{model}_changelist"))
+    assert page.status_code == 200
+    actions = (
+        page.context["action_form"].fields["action"].choices
+        if page.context.get("action_form")
+        else []
+    )
+    assert "delete_selected" not in [name for name, _ in actions]
+    assert admin_client.post(
+        reverse(f"admin:{model}_delete", args=[1]), {"post": "yes"}
+    ).status_code in (302, 403)
