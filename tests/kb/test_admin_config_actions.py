@@ -250,3 +250,16 @@ def test_queues_and_claims_offer_no_row_delete(admin_client, model):
         else []
     )
     assert "delete_selected" not in [name for name, _ in actions]
+
+
+def test_edge_type_change_page_records_the_changed_fields(curator_client, bank):
+    etype = EdgeType.objects.create(bank=bank, name="escalates_to", inverse="from")
+    url = reverse("admin:graph_edgetype_change", args=[etype.pk])
+    post = {"name": "escalates_to", "inverse": "escalated from", "neighbor_priority": "10"}
+    post |= {"score_weight": "1.0", "phrases": "", "inverse_phrases": ""}
+    assert curator_client.post(url, post).status_code == 302
+    (op,) = Operation.objects.filter(bank=bank, kind=OperationKind.CONFIGURE)
+    assert op.details["rows"][0]["fields"] == {"inverse": ["from", "escalated from"]}
+    # the same submission again changes nothing and records nothing
+    assert curator_client.post(url, post).status_code == 302
+    assert Operation.objects.filter(kind=OperationKind.CONFIGURE).count() == 1

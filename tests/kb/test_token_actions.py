@@ -122,3 +122,33 @@ def test_an_agent_token_manages_no_tokens(bank):
         )
     created.token.refresh_from_db()
     assert created.token.revoked_at is None
+
+
+def test_admin_revoke_writes_what_the_action_writes(admin_client, admin_user, bank, other_bank):
+    def make(name):
+        return execute_as(
+            Caller.system("test", via="command"),
+            CreateToken,
+            None,
+            body={"name": name, "banks": [bank.slug, other_bank.slug], "scopes": ["read"]},
+        ).token
+
+    a, b = make("a"), make("b")
+    admin_client.post(
+        reverse("admin:kb_agenttoken_changelist"),
+        {"action": "revoke", "_selected_action": [a.pk], "confirmed": "yes"},
+    )
+    execute_as(
+        Caller.for_staff(admin_user),
+        RevokeTokens,
+        None,
+        body={"ids": [b.pk], "reason": "admin: revoke"},
+    )
+    ops = Operation.objects.filter(kind=OperationKind.REVOKE_TOKEN).order_by("pk")
+    shape = sorted((op.details["tokens"][0], op.bank.slug, op.actor, op.reason) for op in ops)
+    staff = f"staff:{admin_user.username}"
+    assert shape == sorted(
+        (t.prefix, slug, staff, "admin: revoke")
+        for t in (a, b)
+        for slug in (bank.slug, other_bank.slug)
+    )
