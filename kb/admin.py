@@ -4,9 +4,10 @@ Every write that touches knowledge runs its action as the staff member
 (:mod:`kb.actions.staff`), and so is one audited operation: the entry form runs the entry
 create/edit actions (:mod:`kb.admin_entry_form`), "Mark verified" the verify action, bank
 archive/restore ``ArchiveBank``, a bank's and an entry kind's add and change pages
-``SaveBank``/``SaveEntryKind`` (:mod:`kb.admin_config`). Tokens belong to no bank, so their admin calls the token
-service: created only by :func:`kb.services.tokens.create_token` (the raw secret is shown once
-and never stored), revoked only by ``revoke_tokens``. The actor is the staff user.
+``SaveBank``/``SaveEntryKind`` (:mod:`kb.admin_config`). Tokens belong to no bank: their admin runs the
+token actions without one (``CreateToken``, ``SetTokenExpiry``, ``RevokeTokens``,
+:mod:`kb.admin_tokens`); the raw secret is shown once and never stored. The actor is the staff
+user.
 
 ``BankAdmin`` and ``EntryAdmin`` are declared here and registered by the graph app's
 subclasses (``graph.admin.banks``, ``graph.admin.entries``), which own the bank and entry use
