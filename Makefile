@@ -11,7 +11,7 @@ ONNX_STAMP := .models/minilm.onnx.stamp.json
 KB_REDIS_PORT ?= 6379
 RUN_BROKER_URL ?= redis://127.0.0.1:$(KB_REDIS_PORT)/0
 
-.PHONY: run dev test setup migrate demo lint bench load stop-db worker schema clean assets
+.PHONY: run dev test setup secret-key migrate demo lint bench load stop-db worker schema clean assets
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,10 +23,15 @@ $(STAMP): pyproject.toml
 	$(PY) scripts/portable_pgvector.py
 	touch $(STAMP)
 
-$(ONNX_STAMP): $(STAMP)
+# The secret key: generated once into KB_RUNDIR/secret_key unless DJANGO_SECRET_KEY is set (the
+# settings only read it). Before anything that loads the settings.
+secret-key: $(STAMP)
+	@$(PY) -m config.serving.secret
+
+$(ONNX_STAMP): $(STAMP) | secret-key
 	$(PY) manage.py export_onnx_model
 
-setup: $(STAMP) $(ONNX_STAMP)
+setup: $(STAMP) secret-key $(ONNX_STAMP)
 
 migrate: setup
 	$(PY) manage.py migrate --noinput

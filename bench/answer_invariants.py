@@ -10,7 +10,10 @@ real MiniLM model and the default request (limit 8, budget 2,000):
 2. **Redundancy.** Result slots spent on a topic an earlier result already shows (a result
    sharing a current edge with a better-ranked one), flat top 8 against the default fold
    answer (target: a third or less), and the flat top-8 ids the fold's answer loses
-   (target: none).
+   (target: none). Correction pairs (a slot whose only edges to the better-ranked results are
+   ``corrects``) are counted apart and left out of the second ratio: a corrector beside what
+   it corrects is the opposite of a repeat, and the contract requires it to stand
+   (``answers.slots_on_shown_topic``).
 
 Banks: the demo engineering bank (every question of ``bench/data/confidence_questions.jsonl``:
 38 written for it, 25 for the search corpus and off-topic there),
@@ -67,19 +70,9 @@ def item_ids(body: dict) -> set[str]:
     return out
 
 
-def redundant_slots(bank, body: dict) -> int:
-    from graph.retrieval.fold import edges_among
-    from kb.models import Entry
-
-    shorts = [r["id"] for r in body["results"]]
-    pk = dict(Entry.objects.filter(bank=bank, short_id__in=shorts).values_list("short_id", "pk"))
-    ids = [pk[x] for x in shorts]
-    edges = edges_among(bank, ids).edges
-    adjacent = {(e.source, e.target) for e in edges} | {(e.target, e.source) for e in edges}
-    return sum(1 for i, a in enumerate(ids) if any((a, b) in adjacent for b in ids[:i]))
-
-
 def measure(bank, questions: list[str]) -> dict:
+    from answers import slots_on_shown_topic
+
     from graph.retrieval.query import QueryParams, run_query
 
     correctors = current_correctors(bank)
@@ -101,15 +94,29 @@ def measure(bank, questions: list[str]) -> dict:
             c["corrected_by_names_current"] += r["corrected_by"] in mine
             c["corrector_visible"] += bool(mine & payload_ids(body))
             c["corrector_as_item"] += bool(mine & item_ids(body))
-        c["flat_slots_on_shown_topic"] += redundant_slots(bank, flat)
-        c["fold_slots_on_shown_topic"] += redundant_slots(bank, body)
+        protected = {r["id"] for r in flat["results"][:2]}
+        for label, answer in (("flat", flat), ("fold", body)):
+            slots = slots_on_shown_topic(bank, answer, protected)
+            c[f"{label}_slots_on_shown_topic"] += slots["slots"]
+            c[f"{label}_correction_pairs"] += slots["correction_pairs"]
+            c[f"{label}_protected_slots"] += slots["protected_slots"]
         c["flat_top8_lost"] += len({r["id"] for r in flat["results"]} - payload_ids(body))
         c["over_2000_tokens"] += body["stats"]["tokens"] > 2000
-    out = dict(c)
+    return {**c, **ratios(c)}
+
+
+def ratios(c) -> dict:
+    """The redundancy ratio as first defined, and without correction pairs (a corrector
+    beside what it corrects: answers.slots_on_shown_topic says why) in either answer."""
+    out = {}
     if c["flat_slots_on_shown_topic"]:
         out["redundancy_ratio"] = round(
             c["fold_slots_on_shown_topic"] / c["flat_slots_on_shown_topic"], 3
         )
+    repeats = c["flat_slots_on_shown_topic"] - c["flat_correction_pairs"]
+    if repeats:
+        kept = c["fold_slots_on_shown_topic"] - c["fold_correction_pairs"]
+        out["redundancy_ratio_without_correction_pairs"] = round(kept / repeats, 3)
     return out
 
 
@@ -208,10 +215,7 @@ def main() -> None:
         finally:
             drop_bank(bank)
         total.update({k: v for k, v in figures.items() if isinstance(v, int)})
-    total = dict(total)
-    total["redundancy_ratio"] = round(
-        total["fold_slots_on_shown_topic"] / max(total["flat_slots_on_shown_topic"], 1), 3
-    )
+    total = {**total, **ratios(total)}
     print(json.dumps({"all": total}, indent=1))
     print(f"load average {os.getloadavg()}")
 

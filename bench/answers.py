@@ -232,41 +232,79 @@ def economy(bank, queries: list[str] | None = None) -> dict:
     }
 
 
-def redundancy(bank, queries: list[str]) -> dict:
-    """Slots spent on a topic already shown: a result that shares a current edge with a
-    better-ranked result of the same answer. Flat top-8 against the default fold answer; and
-    what the fold loses (a flat top-8 id that appears nowhere in the fold's answer)."""
+def slots_on_shown_topic(bank, body: dict, protected: set[str] = frozenset()) -> dict:
+    """Result slots of an answer spent on a topic a better-ranked result already shows (the
+    slot's entry shares a current edge with it), split by why the slot stands:
+
+    - ``slots``: every such slot (the measure as first defined);
+    - ``correction_pairs``: slots whose only edges to the better-ranked results are
+      ``corrects`` edges: a correction beside what it corrects. Not a repeat of the topic but
+      its opposite, and one the contract requires to stand (API.md "Changes", Corrections:
+      a corrected result's corrector is never folded away under another result, and it
+      ranks first); the rest, ``slots - correction_pairs``, is the measure that counts;
+    - ``protected_slots``: slots among the rest held by one of the ``protected`` ids (the
+      pool's top two, which API.md's step 4 always emits as themselves, whatever they link
+      to). In a fold answer every other slot on a shown topic would be the fold's own choice;
+      the fold's groups leave none (tuning banks, README)."""
     from graph.retrieval.fold import edges_among
-    from graph.retrieval.query import QueryParams, run_query
     from kb.models import Entry
 
-    flat_redundant = fold_redundant = lost = 0
+    shorts = [r["id"] for r in body["results"]]
+    pk = dict(Entry.objects.filter(bank=bank, short_id__in=shorts).values_list("short_id", "pk"))
+    short_of = {v: k for k, v in pk.items()}
+    ids = [pk[x] for x in shorts]
+    relations: dict[tuple[int, int], set[str]] = {}
+    for e in edges_among(bank, ids).edges:
+        for a, b in ((e.source, e.target), (e.target, e.source)):
+            relations.setdefault((a, b), set()).add(e.relation)
+    out = {"slots": 0, "correction_pairs": 0, "protected_slots": 0}
+    for i, a in enumerate(ids):
+        shown = [b for b in ids[:i] if (a, b) in relations]
+        if not shown:
+            continue
+        out["slots"] += 1
+        if all(relations[a, b] == {"corrects"} for b in shown):
+            out["correction_pairs"] += 1
+        elif short_of[a] in protected:
+            out["protected_slots"] += 1
+    return out
+
+
+def redundancy(bank, queries: list[str]) -> dict:
+    """Slots spent on a topic already shown (:func:`slots_on_shown_topic`), flat top-8
+    against the default fold answer; and what the fold loses (a flat top-8 id that appears
+    nowhere in the fold's answer)."""
+    from collections import Counter
+
+    from graph.retrieval.query import QueryParams, run_query
+
+    flat_c, fold_c, lost = Counter(), Counter(), 0
     for q in queries:
         flat = run_query(bank, QueryParams(q, fold=False), record=False)
         folded = run_query(bank, QueryParams(q), record=False)
-        for body, is_flat in ((flat, True), (folded, False)):
-            shorts = [r["id"] for r in body["results"]]
-            pk = dict(
-                Entry.objects.filter(bank=bank, short_id__in=shorts).values_list("short_id", "pk")
-            )
-            ids = [pk[x] for x in shorts]
-            edges = edges_among(bank, ids).edges
-            adjacent = {(e.source, e.target) for e in edges} | {(e.target, e.source) for e in edges}
-            redundant = sum(
-                1 for i, a in enumerate(ids) if any((a, b) in adjacent for b in ids[:i])
-            )
-            if is_flat:
-                flat_redundant += redundant
-            else:
-                fold_redundant += redundant
+        protected = {r["id"] for r in flat["results"][:2]}
+        flat_c.update(slots_on_shown_topic(bank, flat, protected))
+        fold_c.update(slots_on_shown_topic(bank, folded, protected))
         lost += len({r["id"] for r in flat["results"]} - answer_ids(folded))
     return {
         "queries": len(queries),
-        "flat_slots_on_a_shown_topic": flat_redundant,
-        "fold_slots_on_a_shown_topic": fold_redundant,
-        "ratio": round(fold_redundant / flat_redundant, 3) if flat_redundant else None,
+        "flat_slots_on_a_shown_topic": flat_c["slots"],
+        "fold_slots_on_a_shown_topic": fold_c["slots"],
+        "ratio": round(fold_c["slots"] / flat_c["slots"], 3) if flat_c["slots"] else None,
+        "flat_correction_pairs": flat_c["correction_pairs"],
+        "fold_correction_pairs": fold_c["correction_pairs"],
+        "ratio_without_correction_pairs": _ratio_without_pairs(flat_c, fold_c),
+        "fold_protected_slots": fold_c["protected_slots"],
         "flat_top8_ids_lost_by_fold": lost,
     }
+
+
+def _ratio_without_pairs(flat: dict, fold: dict) -> float | None:
+    """Fold slots on a shown topic over the flat answer's, correction pairs left out of both."""
+    denominator = flat["slots"] - flat["correction_pairs"]
+    if not denominator:
+        return None
+    return round((fold["slots"] - fold["correction_pairs"]) / denominator, 3)
 
 
 def crowded_bank():

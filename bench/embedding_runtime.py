@@ -14,7 +14,7 @@ Texts are Debian package descriptions from this machine's apt lists (bench/bank_
 questions their first 12 words. Rounds alternate between runtimes so load from other processes
 hits both alike; the load average is printed next to every number.
 
-    .venv/bin/python bench/embedding_runtime.py [--queries 100] [--bulk 1200]
+    .venv/bin/python bench/embedding_runtime.py [--queries 100] [--bulk 1200] [--int8]
 """
 
 from __future__ import annotations
@@ -57,6 +57,12 @@ def parse_args() -> argparse.Namespace:
         "--bulk-threads", type=int, default=0, help="Threads for bulk (default: the cores)."
     )
     parser.add_argument(
+        "--int8",
+        action="store_true",
+        help="Also the opt-in int8 variant (KB_ONNX_QUERY_INT8) on the questions, with its "
+        "cosine to the float model's vectors (made in KB_ONNX_MODEL_DIR when missing).",
+    )
+    parser.add_argument(
         "--entries",
         action="store_true",
         help="Bulk texts as the embedding job sees them: every third a paragraph, not a line.",
@@ -76,22 +82,25 @@ def torch_encoder():
     return encode
 
 
-def query_rounds(onnx, torch_encode, questions: list[str], threads: int) -> None:
+def query_rounds(encoders: dict, questions: list[str], threads: int) -> None:
+    """One question at a time, the encoders taking turns question by question."""
     import torch
 
-    runs: dict[str, list[float]] = {"onnx": [], "torch": []}
+    runs: dict[str, list[float]] = {name: [] for name in encoders}
     torch.set_num_threads(threads)
-    onnx.encode(["warm up"])
-    torch_encode(["warm up"])
-    for text in questions:  # alternate so both see the same load
-        for name, encode in (("onnx", onnx.encode), ("torch", torch_encode)):
+    for encode in encoders.values():
+        encode(["warm up"])
+    for text in questions:  # alternate so all see the same load
+        for name, encode in encoders.items():
             started = time.perf_counter()
             encode([text])
             runs[name].append((time.perf_counter() - started) * 1000)
+    base = statistics.median(runs["torch"])
     for name, values in runs.items():
         print(
             f"  {name:<5} threads {threads}: p50 {statistics.median(values):6.2f}  "
-            f"p95 {pct(values, 0.95):6.2f}  ({load()})"
+            f"p95 {pct(values, 0.95):6.2f}  ({base / statistics.median(values):.2f}x torch; "
+            f"{load()})"
         )
 
 
@@ -133,7 +142,12 @@ def main() -> None:
     import bank_vectors
     import torch
 
-    from kb.services.onnx_minilm import default_model_dir, export_model, load_onnx_minilm
+    from kb.services.onnx_minilm import (
+        default_model_dir,
+        export_model,
+        load_onnx_minilm,
+        quantize_model,
+    )
 
     cores = os.cpu_count() or 1
     query_threads = sorted({int(t) for t in args.query_threads.split(",") if t} or {1, cores})
@@ -150,9 +164,23 @@ def main() -> None:
     torch_encode = torch_encoder()
     onnx = {t: load_onnx_minilm(threads=t, batch_size=32) for t in {*query_threads, bulk_threads}}
     print(f"{cores} cores; {len(bulk)} bulk texts, {len(questions)} questions; {load()}")
+    int8 = {}
+    if args.int8:
+        quantize_model(default_model_dir())
+        int8 = {t: load_onnx_minilm(threads=t, batch_size=32, int8=True) for t in query_threads}
     print("\n1. Query embedding (one new 12-word question per call), ms")
     for threads in query_threads:
-        query_rounds(onnx[threads], torch_encode, questions, threads)
+        encoders = {"onnx": onnx[threads].encode, "torch": torch_encode}
+        if int8:
+            encoders["int8"] = int8[threads].encode
+        query_rounds(encoders, questions, threads)
+    if int8:
+        texts = questions + bulk
+        cos = (int8[query_threads[0]].encode(texts) * onnx[query_threads[0]].encode(texts)).sum(1)
+        print(
+            f"  int8 against the float model over {len(texts)} texts: cosine min {cos.min():.4f}"
+            f", 1st percentile {np.percentile(cos, 1):.4f}, mean {cos.mean():.4f}"
+        )
     print(f"\n2. Bulk embedding, texts/s ({bulk_threads} threads)")
     torch.set_num_threads(bulk_threads)
     reference, vectors = bulk_rounds(

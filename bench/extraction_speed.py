@@ -1,7 +1,8 @@
 """Local extractor speed: this checkout's reader against the one at ``--before`` in one run.
 
-The local extractor of commit ``--before`` (its ``graph/ingest/extract/local.py``, loaded from
-git under another module name; it shares this checkout's mention index) and this checkout's
+The local extractor of commit ``--before`` (its ``graph/ingest/extract/local.py`` with that
+commit's ``clauses``, ``cues`` and other reader modules, loaded from git; it shares this
+checkout's mention index) and this checkout's
 read every sentence of the tuning sets, alternating sentence by sentence, ``--rounds`` times.
 Prints p50/p95 per sentence and the ratio, with the load average (a shared box: only the
 ratio within one run means anything). No blind set is read.
@@ -28,22 +29,54 @@ TUNING = [
     ROOT / "bench/data/extraction_hospital.json",
     ROOT / "bench/data/extraction_tuning_extra.json",
     ROOT / "bench/data/blind/extraction_set2/extraction_theatre.json",  # demoted to tuning
+    ROOT / "bench/data/blind/extraction_set3/extraction_water.json",  # demoted to tuning
+    ROOT / "bench/data/blind/extraction_food_distribution.json",  # demoted to tuning
 ]
 
 
-def load_before(commit: str):
-    source = subprocess.run(
-        ["git", "show", f"{commit}:graph/ingest/extract/local.py"],
+PACKAGE = "graph.ingest.extract"
+# The reader's own modules, in import order; those missing at a commit are skipped.
+READER_MODULES = ("clauses", "phrases", "cues", "sequences", "local")
+
+
+def _source(commit: str, name: str) -> str | None:
+    shown = subprocess.run(
+        ["git", "show", f"{commit}:graph/ingest/extract/{name}.py"],
         cwd=ROOT,
-        check=True,
         capture_output=True,
         text=True,
-    ).stdout
-    spec = importlib.util.spec_from_loader("local_before", loader=None)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["local_before"] = module  # dataclasses look their module up
-    exec(compile(source, f"{commit}:local.py", "exec"), module.__dict__)
-    return module
+    )
+    return shown.stdout if shown.returncode == 0 else None
+
+
+def load_before(commit: str):
+    """The local reader of ``commit`` with the helper modules of that commit (clauses, cues,
+    …): each is executed under its own name while this checkout's are swapped out, so the
+    old reader runs its own rules, not this checkout's; then this checkout's are restored."""
+
+    package = importlib.import_module(PACKAGE)
+    # This checkout's modules are imported first, so that they are the ones restored.
+    saved = {n: importlib.import_module(f"{PACKAGE}.{n}") for n in READER_MODULES}
+    loaded = {}
+    try:
+        for name in READER_MODULES:
+            source = _source(commit, name)
+            if source is None:
+                continue
+            full = f"{PACKAGE}.{name}"
+            spec = importlib.util.spec_from_loader(full, loader=None)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[full] = module  # dataclasses look their module up
+            setattr(package, name, module)
+            exec(compile(source, f"{commit}:{name}.py", "exec"), module.__dict__)
+            loaded[name] = module
+    finally:
+        for name, module in saved.items():
+            sys.modules[f"{PACKAGE}.{name}"] = module
+            setattr(package, name, module)
+    before = loaded["local"]
+    sys.modules["local_before"] = before
+    return before
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -10,7 +10,9 @@ note is distinct, drawn from one vocabulary, so the note match runs. "before" is
 of git ``--before`` loaded side by side, the two taking turns query by query (default ``34d3d58``, the parent of issue 15's
 query-aware neighbour selection; ``HEAD`` compares with the last commit); "after" is the
 working tree. A hub run puts the hub at rank 1 of the pool. Needs a git checkout with history
-(``git show`` of ``--before``).
+(``git show`` of ``--before``). Besides the wall clock it reports the fold's CPU time, this
+process's and the database backend's (``/proc/<pid>/schedstat``; 0 when the server is on
+another machine): on a loaded box the wall clock mostly measures waiting for a core.
 
     .venv/bin/python bench/fold.py [--size 100000] [--queries 150] [--before 34d3d58]
 
@@ -215,18 +217,40 @@ def flat_pools(bank, queries: int, rng) -> list:
     return pools
 
 
-def time_one(module, bank, text, vector, hits, flat_first: bool) -> tuple[dict, dict]:
-    """One question through one code version, fold off and on, on a fixed pool."""
+class CpuClock:
+    """CPU time spent on a query, apart from the wall clock: this thread's, and the database
+    backend's (``/proc/<pid>/schedstat``, when the server runs on this machine). On a loaded
+    box the wall clock mostly measures waiting for a core; CPU time measures the work."""
+
+    def __init__(self):
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            self.path = Path(f"/proc/{cursor.fetchone()[0]}/schedstat")
+        self.server_known = self.path.exists()
+
+    def now(self) -> tuple[float, float]:
+        server = int(self.path.read_text().split()[0]) / 1e9 if self.server_known else 0.0
+        return time.thread_time(), server
+
+
+def time_one(module, bank, text, vector, hits, flat_first: bool, clock) -> tuple[dict, dict]:
+    """One question through one code version, fold off and on, on a fixed pool: wall time,
+    client CPU and server CPU per mode."""
     saved = module.rank_candidates
     module.rank_candidates = lambda *a, **k: list(hits)
     timing, stats = {}, {}
     try:
         for mode in (False, True) if flat_first else (True, False):
+            cpu = clock.now()
             started = time.perf_counter()
             body = module.run_query(
                 bank, module.QueryParams(text, fold=mode), record=False, query_vector=vector
             )
-            timing[mode] = time.perf_counter() - started
+            wall = time.perf_counter() - started
+            client, server = (b - a for a, b in zip(cpu, clock.now(), strict=True))
+            timing[mode] = (wall, client, server)
             if mode:
                 stats = body["stats"]
     finally:
@@ -237,7 +261,8 @@ def time_one(module, bank, text, vector, hits, flat_first: bool) -> tuple[dict, 
 def time_versions(bank, pools, hub, versions) -> dict:
     """Every version takes its turn query by query (the order rotating), so a drift in the
     machine's speed (±20 % between runs on this box) weighs on all alike."""
-    timings = {label: ([], [], [], None) for label, _ in versions}
+    timings = {label: ([], [], [], [], None) for label, _ in versions}
+    clock = CpuClock()
     for i, (vector, text, hits) in enumerate(pools):
         hits = list(hits)
         if hub is not None:
@@ -245,13 +270,14 @@ def time_versions(bank, pools, hub, versions) -> dict:
             hits = [first] + [h for h in hits if h.entry_id != hub][:19]
         shift = i % len(versions)
         for label, module in versions[shift:] + versions[:shift]:
-            timing, stats = time_one(module, bank, text, vector, hits, bool(i % 2))
-            flat, fold, overhead, _ = timings[label]
+            timing, stats = time_one(module, bank, text, vector, hits, bool(i % 2), clock)
+            flat, fold, overhead, cpu, _ = timings[label]
             if i >= 5:  # warm-up: prepared statements, caches
-                flat.append(timing[False])
-                fold.append(timing[True])
-                overhead.append(timing[True] - timing[False])
-            timings[label] = (flat, fold, overhead, stats)
+                flat.append(timing[False][0])
+                fold.append(timing[True][0])
+                overhead.append(timing[True][0] - timing[False][0])
+                cpu.append([on - off for on, off in zip(timing[True], timing[False], strict=True)])
+            timings[label] = (flat, fold, overhead, cpu, stats)
     return timings
 
 
@@ -288,16 +314,18 @@ def main() -> None:
     print(f"Bank: {args.size:,} entries, {edges:,} current edges; pool 20, limit 8, neighbors 3\n")
     print(
         "| results include | code | flat p50 / p95 (ms) | fold p50 / p95 (ms) "
-        "| fold overhead p50 / p95 (ms) |"
+        "| fold overhead p50 / p95 (ms) | fold overhead CPU, client + server = total, mean (ms) |"
     )
-    print("|---|---|---|---|---|")
-    for label, version, flat, fold, overhead, _ in rows:
+    print("|---|---|---|---|---|---|")
+    for label, version, flat, fold, overhead, cpu, _ in rows:
+        client, server = (float(np.mean([c[k] for c in cpu]) * 1000) for k in (1, 2))
         print(
             f"| {label} | {version} | {percentile(flat, 50):.2f} / {percentile(flat, 95):.2f} "
             f"| {percentile(fold, 50):.2f} / {percentile(fold, 95):.2f} "
-            f"| {percentile(overhead, 50):.2f} / {percentile(overhead, 95):.2f} |"
+            f"| {percentile(overhead, 50):.2f} / {percentile(overhead, 95):.2f} "
+            f"| {client:.2f} + {server:.2f} = {client + server:.2f} |"
         )
-    print("\nLast fold stats (after):", {r[0]: r[5] for r in rows if r[1] == "after"})
+    print("\nLast fold stats (after):", {r[0]: r[6] for r in rows if r[1] == "after"})
 
 
 if __name__ == "__main__":

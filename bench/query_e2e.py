@@ -23,6 +23,7 @@ database (``DATABASE_URL``); the bank is reused.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -110,6 +111,12 @@ def parse_args() -> argparse.Namespace:
         type=int,
         default=int(os.environ.get("KB_TORCH_THREADS") or 1),
         help="Threads of the model (default 1, as config/gunicorn.conf.py gives each web process).",
+    )
+    parser.add_argument(
+        "--raw",
+        default="",
+        help="Also write the first runtime's timings (ms per query) as JSON to this file "
+        "(bench/query_e2e_ab.py pools them over rounds).",
     )
     parser.add_argument(
         "--runtimes",
@@ -308,6 +315,18 @@ def main() -> None:
     settings.KB_EMBEDDING_RUNTIME = runtimes[0]
     repeat_s, _, _, repeat_sql = run(texts["questions"][: max(1, q // len(runtimes) // 2)])
     print_report(bank, sizes, report, timings, (repeat_s, repeat_sql), load_after)
+    if args.raw:
+        _, new_s, embed_s, _, per_statement, _ = timings[runtimes[0]]
+        ms = lambda values: [v * 1000 for v in values]  # noqa: E731
+        raw = {
+            "new": ms(new_s),
+            "model": ms(embed_s),
+            "repeated": ms(repeat_s),
+            "repeated_sql": ms(repeat_sql),
+            "statements": {k: ms(v) for k, v in per_statement.items()},
+            "load": list(load_after),
+        }
+        Path(args.raw).write_text(json.dumps(raw))
 
 
 if __name__ == "__main__":

@@ -8,11 +8,14 @@
    entries depend on, so its reverse dependencies are a 20k-edge fan-in.
 2. ``traverse`` from the hub, depth 4, ``max_expansions`` ``--budget`` (2,000), the API's
    other defaults, for ``in`` (reverse dependencies: who depends on libc6) and ``both``.
-   With ``--baseline DIR`` the ``graph/traversal/walk.py`` of that checkout (e.g. a
-   ``git worktree add /tmp/base e0259db``) is loaded beside this one and the two take turns
-   run by run (so both see the same load); their answers must be identical (``as_json``),
-   else the bench stops. Printed per walk: p50 / p95 / mean ms, SQL statements and the rows
-   they returned, and what the walk found.
+   With ``--baseline DIR`` the ``graph/traversal/walk.py`` and ``reads.py`` of that checkout
+   (e.g. a ``git worktree add /tmp/base e0259db``) are loaded beside this one and the two
+   take turns run by run (so both see the same load); their answers must be identical
+   (``as_json``), else the bench stops. Printed per walk: p50 / p95 / mean ms; the CPU a
+   walk costs, this process's plus its PostgreSQL backend's (medians of a second
+   alternated series: what the walk would take on an idle box, where the wall clock of a
+   loaded one mostly measures the wait for a core); SQL statements and the rows they
+   returned; and what the walk found.
 
     .venv/bin/python bench/traverse_hub.py [--baseline /tmp/base] [--runs 40] [--budget 2000]
         [--hub-edges 20000] [--profile]
@@ -82,13 +85,29 @@ def plant_hub(cursor, bank, etype, n_edges: int, rng: np.random.Generator):
     return hub_pk
 
 
-def load_walk(checkout: Path, name: str):
-    """``graph/traversal/walk.py`` of another checkout, as a module of its own."""
-    spec = importlib.util.spec_from_file_location(name, checkout / "graph/traversal/walk.py")
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_walk(checkout: Path, name: str):
+    """``graph/traversal/walk.py`` of another checkout, as a module of its own, bound to that
+    checkout's ``reads.py`` (its SQL) when it has one, not to this checkout's."""
+    reads_path = checkout / "graph/traversal/reads.py"
+    if not reads_path.exists():
+        return _load(checkout / "graph/traversal/walk.py", name)
+    ours = sys.modules.get("graph.traversal.reads")
+    sys.modules["graph.traversal.reads"] = _load(reads_path, f"{name}_reads")
+    try:
+        return _load(checkout / "graph/traversal/walk.py", name)
+    finally:
+        if ours is None:
+            sys.modules.pop("graph.traversal.reads")
+        else:
+            sys.modules["graph.traversal.reads"] = ours
 
 
 NOW = None  # one clock for every walk, so two checkouts' answers compare equal
@@ -101,6 +120,34 @@ def run_once(walk, bank, hub, direction: str, budget: int):
     result = walk.traverse(bank, hub, step, limits, valid_at=NOW, as_of=NOW)
     body = result.as_json()  # the API's answer is part of the cost
     return time.perf_counter() - started, body
+
+
+class CpuClock:
+    """CPU seconds spent by this process and by its PostgreSQL backend (``schedstat``: run
+    time in nanoseconds). Their sum is what a walk costs whatever else the box runs: on a
+    loaded box the wall clock mostly measures the wait for a core (``None`` where the
+    backend's ``/proc`` entry cannot be read)."""
+
+    def __init__(self):
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            self.path = Path(f"/proc/{cursor.fetchone()[0]}/schedstat")
+
+    def server(self) -> float | None:
+        try:
+            return int(self.path.read_text().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def measure(self, run) -> tuple[float, float | None]:
+        """(client, server) CPU seconds of ``run()``."""
+        client, server = time.process_time(), self.server()
+        run()
+        after = self.server()
+        used = None if server is None or after is None else after - server
+        return time.process_time() - client, used
 
 
 def statements(walk, bank, hub, direction: str, budget: int) -> tuple[int, int, list]:
@@ -128,8 +175,10 @@ def stats(samples: list[float]) -> str:
 
 
 def compare(walks: dict, bank, hub, direction: str, budget: int, runs: int) -> dict:
-    """Alternate the walks run by run; check their answers are identical."""
+    """Alternate the walks run by run; check their answers are identical. Then the CPU each
+    walk costs, alternated the same way."""
     samples: dict[str, list[float]] = {label: [] for label in walks}
+    cpu: dict[str, list[tuple[float, float | None]]] = {label: [] for label in walks}
     bodies = {}
     for label, walk in walks.items():  # warm-up, and the answers compared
         bodies[label] = run_once(walk, bank, hub, direction, budget)[1]
@@ -141,7 +190,23 @@ def compare(walks: dict, bank, hub, direction: str, budget: int, runs: int) -> d
         order = list(walks.items()) if i % 2 == 0 else list(walks.items())[::-1]
         for label, walk in order:
             samples[label].append(run_once(walk, bank, hub, direction, budget)[0])
-    return {"samples": samples, "body": first}
+    clock = CpuClock()
+    for i in range(runs):
+        order = list(walks.items()) if i % 2 == 0 else list(walks.items())[::-1]
+        for label, walk in order:
+            cpu[label].append(
+                clock.measure(lambda w=walk: run_once(w, bank, hub, direction, budget))
+            )
+    return {"samples": samples, "cpu": cpu, "body": first}
+
+
+def cpu_cells(used: list[tuple[float, float | None]]) -> str:
+    """Median client / server / total CPU ms of the runs."""
+    client = np.array([c for c, _ in used]) * 1000
+    if any(s is None for _, s in used):
+        return f"{np.median(client):.1f} / ? / ?"
+    server = np.array([s for _, s in used]) * 1000
+    return f"{np.median(client):.1f} / {np.median(server):.1f} / {np.median(client + server):.1f}"
 
 
 def found(body: dict) -> str:
@@ -190,16 +255,24 @@ def main() -> None:
           f"{'/'.join(f'{x:.1f}' for x in load_end)} at end")  # fmt: skip
     print(f"Hub {hub.short_id}: {args.hub_edges:,} entries depend on it; depth 4, budget "
           f"{args.budget:,}; {args.runs} runs each, alternated\n")  # fmt: skip
-    print("| walk from the hub | checkout | p50 / p95 / mean ms | statements | rows returned |")
-    print("|---|---|---|---|---|")
+    print(
+        "| walk from the hub | checkout | p50 / p95 / mean ms | CPU ms: client / server / total "
+        "(medians) | statements | rows returned |"
+    )
+    print("|---|---|---|---|---|---|")
     for direction, outcome in results.items():
         for label, walk in walks.items():
             n, rows, _ = statements(walk, bank, hub, direction, args.budget)
-            cells = [direction, label, stats(outcome["samples"][label]), str(n), f"{rows:,}"]
+            wall, cpu = stats(outcome["samples"][label]), cpu_cells(outcome["cpu"][label])
+            cells = [direction, label, wall, cpu, str(n), f"{rows:,}"]
             print("| " + " | ".join(cells) + " |")
         base = [np.median(s) for s in outcome["samples"].values()]
         if len(base) == 2:
-            print(f"|  | ratio (baseline p50 ÷ this p50) | {base[1] / base[0]:.1f}× |  |  |")
+            spent = [np.median([c + (s or 0) for c, s in u]) for u in outcome["cpu"].values()]
+            print(
+                f"|  | ratio (baseline ÷ this) | {base[1] / base[0]:.1f}× | "
+                f"{spent[1] / spent[0]:.1f}× |  |  |"
+            )
         print(f"\n{direction}: {found(outcome['body'])}; answers identical\n")
     if args.profile:
         for direction in ("in", "both"):

@@ -93,7 +93,7 @@ VARIABLES: tuple[Variable, ...] = tuple(
     _section(
         "Django",
         ("DJANGO_SETTINGS_MODULE", "str", "config.settings", "The settings module (manage.py, asgi, wsgi, Celery and pytest set it)."),
-        ("DJANGO_SECRET_KEY", "str", "", "The secret key; unset, one is generated once into `KB_RUNDIR/secret_key` and shared by the checkout's processes."),
+        ("DJANGO_SECRET_KEY", "str", "", "The secret key; unset, the settings read `KB_RUNDIR/secret_key`, which `make setup` (`python -m config.serving.secret`) generates once for the checkout's processes; with neither, only development (`DJANGO_DEBUG`) and tests start (a key per process)."),
         ("DJANGO_DEBUG", "bool", False, "Django's DEBUG (`make dev` turns it on)."),
         ("DJANGO_ALLOWED_HOSTS", "list", ["127.0.0.1", "localhost", "testserver"], "Host names the site answers (comma-separated)."),
         ("DJANGO_CSRF_TRUSTED_ORIGINS", "list", [], "Origins trusted for CSRF (comma-separated, with scheme), e.g. behind a proxy."),
@@ -187,6 +187,7 @@ VARIABLES: tuple[Variable, ...] = tuple(
         ("KB_ONNX_MODEL_DIR", "str", "", "Where the exported ONNX model lives (blank: `.models/` in the checkout)."),
         ("KB_ONNX_THREADS", "int", 0, "Intra-op threads of the ONNX session (0: `OMP_NUM_THREADS` when set, else the cores)."),
         ("KB_ONNX_BATCH_SIZE", "int", 32, "Texts per ONNX model call."),
+        ("KB_ONNX_QUERY_INT8", "bool", False, "Embed query texts with the int8-quantised model (`export_onnx_model --int8`): faster, vectors about 0.99 cosine to the float model's; stored vectors stay float."),
         ("KB_ONNX_TOKEN_BUDGET", "int", 4096, "Padded word pieces per ONNX model call at most (texts of similar length are batched together)."),
         ("OMP_NUM_THREADS", "int", 0, "Threads of the numeric libraries (the gunicorn configuration sets it from `KB_TORCH_THREADS`; 0: unset)."),
         ("KB_BANK_VECTOR_INDEX_AT", "int", 20000, "Vectors at which a bank gets HNSW indexes of its own."),

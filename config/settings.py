@@ -5,9 +5,9 @@ through ``config/environment.py`` (each variable declared there with its type, d
 description; README, "Configuration"): ``DATABASE_URL`` (else the embedded PostgreSQL),
 ``CELERY_BROKER_URL`` (else tasks run eagerly in-process), ``KB_EMBEDDER`` and friends,
 ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG``. This module only computes values: creating
-directories and filtering warnings happen in ``ServingConfig.ready``. Its one write is the
-secret key, generated once into ``KB_RUNDIR`` when the environment gives none (the settings
-cannot be complete without it).
+directories and filtering warnings happen in ``ServingConfig.ready``, and the secret key file
+is written by set-up (``make setup``: ``python -m config.serving.secret``), never here: this
+module writes nothing.
 """
 
 from __future__ import annotations
@@ -19,15 +19,16 @@ import dj_database_url
 from config.environment import BASE_DIR, Environment
 from config.serving import dbconfig
 from config.serving.logging import logging_config
-from config.serving.secret import load_or_create_secret_key
+from config.serving.secret import settings_secret_key
 
 env = Environment()  # lower case: not a Django setting
 # Runtime state of this checkout (embedded-server lock, secret key, metrics samples, cache).
 RUN_DIR = env["KB_RUNDIR"]
 
-# DJANGO_SECRET_KEY, else a key generated once into .run/secret_key (never a built-in one).
-SECRET_KEY = env["DJANGO_SECRET_KEY"] or load_or_create_secret_key(RUN_DIR)
 DEBUG = env["DJANGO_DEBUG"]
+# DJANGO_SECRET_KEY, else the key set-up wrote into .run/secret_key (never a built-in one;
+# absent outside development and tests: ImproperlyConfigured saying how to make it).
+SECRET_KEY = settings_secret_key(env["DJANGO_SECRET_KEY"], RUN_DIR, debug=DEBUG)
 ALLOWED_HOSTS = env["DJANGO_ALLOWED_HOSTS"]
 
 INSTALLED_APPS = [
@@ -101,6 +102,13 @@ _PG_OPTIONS = f"-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search={KB_HNSW_
 # at 100k entries, hubs included (bench/fold.py).
 if KB_PREPARED_STATEMENTS:
     _PG_OPTIONS += " -c plan_cache_mode=force_generic_plan"
+# The search's title-trigram arm keeps titles with similarity >= 0.45 (TRIGRAM_THRESHOLD in
+# kb/services/search.py, the only user of pg_trgm's ``%``); its index condition ``%`` reads the
+# session's threshold. At pg_trgm's default 0.3 the GIN scan must read more of the query's
+# trigram lists for rows the explicit 0.45 filter then drops: the same rows, 17 % less time
+# for that statement at 100k entries (bench/query_e2e.py). tests/kb/test_search.py holds the
+# two equal.
+_PG_OPTIONS += " -c pg_trgm.similarity_threshold=0.45"
 
 if env["DATABASE_URL"]:
     DATABASES = {"default": dj_database_url.parse(env["DATABASE_URL"], conn_max_age=60)}
@@ -298,6 +306,9 @@ KB_ONNX_MODEL_DIR = env["KB_ONNX_MODEL_DIR"] or str(BASE_DIR / ".models")
 KB_ONNX_THREADS = env["KB_ONNX_THREADS"] or env["OMP_NUM_THREADS"] or (os.cpu_count() or 1)
 KB_ONNX_BATCH_SIZE = env["KB_ONNX_BATCH_SIZE"]
 KB_ONNX_TOKEN_BUDGET = env["KB_ONNX_TOKEN_BUDGET"]
+# Opt-in: query texts on the int8-quantised graph (README "The model runtime": faster, but its
+# vectors are not the float model's, so it is off unless the held-out suites allow it).
+KB_ONNX_QUERY_INT8 = env["KB_ONNX_QUERY_INT8"]
 # Edge extraction with an OpenAI-compatible chat-completions endpoint (the "llm" extractor;
 # the "local" one needs nothing). URL is the API base (…/v1) or the full …/chat/completions.
 KB_EXTRACT_LLM_URL = env["KB_EXTRACT_LLM_URL"]

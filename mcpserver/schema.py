@@ -4,13 +4,21 @@ An action with a REST operation gets its tool's properties from that operation a
 drf-spectacular renders it (built once per process, ``$ref``s inlined): path ids under their
 argument names (:attr:`~kb.actions.base.Action.path_ids`), the query parameters and the JSON
 body's properties — types, bounds, enums, defaults and descriptions alike, so the tool and the
-REST operation cannot differ. An action without a REST operation gets drf-spectacular's mapping
-of its serializers directly.
+REST operation cannot differ. A body's whole-object rules (``anyOf``/``oneOf``/``allOf``: recall
+needs ``files`` or ``symbols``, traverse ``steps`` or ``relations``) come along beside the
+properties. An action without a REST operation gets drf-spectacular's mapping of its serializers
+directly.
 
 **Per-bank vocabulary.** A field marked ``x-vocabulary`` (``relation`` or ``kind``: see
 :class:`kb.api.schemas.VocabularyField`) takes the vocabulary of the bank named in the call.
 :func:`with_vocabulary` gives it the enum of the token's bank; when the token holds several, the
-field carries their union and a JSON Schema ``allOf`` of ``if bank is X then enum of X``.
+field carries their union and a rule per bank, ``if bank is X then enum of X``.
+
+**No combinator at the root.** Anthropic's Messages API refuses a tool whose ``input_schema``
+has ``anyOf``, ``oneOf`` or ``allOf`` at the top level, and a client that passes the tool list
+through (Claude Code, Claude Desktop) then fails every request, not only this tool's.
+:func:`root_rules_folded` states the same rules with the one root keyword such clients take:
+``allOf(r1, …, rn)`` is ``not(anyOf(not r1, …, not rn))``; :func:`root_rules` reads them back.
 """
 
 from __future__ import annotations
@@ -70,9 +78,15 @@ def rest_operation(action_class) -> tuple[str, str, dict] | None:
     return None
 
 
-def operation_schema(action_class) -> tuple[dict, list[str]] | None:
-    """Tool properties and required names from the action's REST operation (None: it has
-    none). The ``bank`` path parameter is the tool's own ``bank`` argument."""
+# Keywords of a request body that constrain the whole object (recall: files or symbols;
+# traverse: steps or relations), carried into the tool beside its properties.
+BODY_RULES = ("anyOf", "oneOf", "allOf")
+
+
+def operation_schema(action_class) -> tuple[dict, list[str], dict] | None:
+    """Tool properties, required names and the body's whole-object rules (``anyOf``,
+    ``oneOf``, ``allOf``) from the action's REST operation (None: it has none). The ``bank``
+    path parameter is the tool's own ``bank`` argument."""
     found = rest_operation(action_class)
     if found is None:
         return None
@@ -94,11 +108,13 @@ def operation_schema(action_class) -> tuple[dict, list[str]] | None:
         if parameter.get("required"):
             required.append(name)
     body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+    rules: dict = {}
     if body is not None:
         shape = inline(copy.deepcopy(body.get("schema", {})), components)
         properties.update(shape.get("properties", {}))
         required += [n for n in shape.get("required", []) if n not in required]
-    return properties, required
+        rules = {key: shape[key] for key in BODY_RULES if key in shape}
+    return properties, required, rules
 
 
 def serializer_schema(serializer) -> tuple[dict, list[str]]:
@@ -113,9 +129,14 @@ def serializer_schema(serializer) -> tuple[dict, list[str]]:
     view.swagger_fake_view, view.request = True, None
     auto.view, auto.method, auto.path = view, "POST", ""
     mapped = auto._map_serializer(serializer, "request")
-    components = {
-        c.name: c.schema for c in auto.registry._components.values() if c.schema is not None
-    }
+    from kb.api.openapi import STORABLE_JSON
+
+    # The components the document's post-processing adds (free-form JSON values), then the
+    # serializer's own.
+    components = {"StorableJSON": STORABLE_JSON}
+    components.update(
+        {c.name: c.schema for c in auto.registry._components.values() if c.schema is not None}
+    )
     mapped = inline(mapped, components)
     return mapped.get("properties", {}), list(mapped.get("required", []))
 
@@ -171,7 +192,7 @@ def with_vocabulary(schema: dict, vocabularies: dict[str, dict[str, list[str]]])
                     "then": then,
                 }
             )
-        schema["allOf"] = rules
+        schema["allOf"] = [*schema.get("allOf", []), *rules]  # after the body's own, if any
     return schema
 
 
@@ -183,3 +204,34 @@ def _merge(a: dict, b: dict) -> dict:
         else:
             out[key] = value
     return out
+
+
+ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf")
+
+
+def root_rules_folded(schema: dict) -> dict:
+    """``schema`` with its root ``anyOf``/``oneOf``/``allOf`` (and any root ``not``) stated as one
+    root ``not``: every rule must hold, so no rule may fail (``not(anyOf(not r…))``). The same
+    instances validate; nothing is dropped."""
+    rules = root_rules(schema)
+    schema = {k: v for k, v in schema.items() if k not in (*ROOT_COMBINATORS, "not")}
+    if rules:
+        schema["not"] = {"anyOf": [{"not": rule} for rule in rules]}
+    return schema
+
+
+def root_rules(schema: dict) -> list[dict]:
+    """The whole-object rules at ``schema``'s root, each a schema of its own: an ``allOf``'s
+    members, an ``anyOf``/``oneOf`` as itself, the rules folded by :func:`root_rules_folded`."""
+    rules: list[dict] = []
+    for key in ROOT_COMBINATORS:
+        if key in schema:
+            rules += list(schema[key]) if key == "allOf" else [{key: schema[key]}]
+    negated = schema.get("not")
+    if negated is not None:
+        folded = isinstance(negated, dict) and set(negated) == {"anyOf"}
+        if folded and all(isinstance(r, dict) and set(r) == {"not"} for r in negated["anyOf"]):
+            rules += [r["not"] for r in negated["anyOf"]]
+        else:
+            rules.append({"not": negated})
+    return rules

@@ -63,10 +63,11 @@ class ToolSpec:
 PATH_ID_SCHEMAS = {"id": ENTRY_ID}
 
 
-def action_schema(action_class) -> tuple[dict, tuple[str, ...]]:
-    """The properties and required names of an action's tool, generated from the action's one
-    declaration: its REST operation as the OpenAPI document renders it when it has one, else
-    drf-spectacular's mapping of its ``Query`` and ``Input`` (:mod:`mcpserver.schema`)."""
+def action_schema(action_class) -> tuple[dict, tuple[str, ...], dict]:
+    """The properties, required names and whole-object rules (a body's ``anyOf``/``oneOf``/
+    ``allOf``) of an action's tool, generated from the action's one declaration: its REST
+    operation as the OpenAPI document renders it when it has one, else drf-spectacular's
+    mapping of its ``Query`` and ``Input`` (:mod:`mcpserver.schema`)."""
     from mcpserver import schema
 
     generated = schema.operation_schema(action_class)
@@ -78,12 +79,12 @@ def action_schema(action_class) -> tuple[dict, tuple[str, ...]]:
                 props, names = schema.serializer_schema(declared())
                 properties.update(props)
                 required += names
-        generated = properties, required
-    properties, required = generated
+        generated = properties, required, {}
+    properties, required, rules = generated
     for name, described in PATH_ID_SCHEMAS.items():
         if name in action_class.path_ids and "description" not in properties.get(name, {}):
             properties[name] = {**properties.get(name, {}), **described}
-    return properties, tuple(required)
+    return properties, tuple(required), rules
 
 
 def action_tool(action_class, *, name: str, description: str, **kw) -> ToolSpec:
@@ -347,12 +348,14 @@ def input_schema(spec: ToolSpec, vocabularies: dict | None = None) -> dict:
     """The tool's JSON Schema: ``bank`` plus its arguments. An action's are generated from its
     declaration, with the per-bank vocabulary of ``vocabularies`` ({slug: {"relation": [...],
     "kind": [...]}}, the banks of the caller's token) on fields marked ``x-vocabulary``."""
-    from mcpserver.schema import with_vocabulary
+    from mcpserver.schema import root_rules_folded, with_vocabulary
 
-    properties, required = action_schema(spec.action)
+    properties, required, rules = action_schema(spec.action)
     if spec.compact:
         properties = {**properties, "full": FULL}
     schema = {"type": "object", "properties": {"bank": BANK, **properties}}
     if required:
         schema["required"] = list(required)
-    return with_vocabulary(schema, vocabularies or {})
+    schema.update(rules)  # the body's anyOf/oneOf (recall: files or symbols), as REST has them
+    # No anyOf/oneOf/allOf at the root: Claude clients refuse the whole tool list then.
+    return root_rules_folded(with_vocabulary(schema, vocabularies or {}))

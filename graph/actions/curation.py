@@ -6,16 +6,23 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 from django.db import transaction
 from django.db.models import Q
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from graph.actions.fields import CodedChoiceField, ReasonField, named_fields_only
+from graph.actions.fields import (
+    CodedChoiceField,
+    CodedErrors,
+    ReasonField,
+    coded,
+    named_fields_only,
+)
 from graph.curation import decisions, revert
 from graph.curation import merge as curation
-from graph.curation.split import split_entry
+from graph.curation.split import KEEP, MAX_PARTS, split_entry
 from graph.models import Alias, MergeProposal
 from kb.actions.base import Action
 from kb.errors import InvalidInput
@@ -107,23 +114,96 @@ class RevertOperation(Action):
         return {"operation": result.operation.pk, "reverted": result.reverted.pk}
 
 
+def _refuse_split(message: str, fields: dict):
+    raise InvalidInput(message, code="invalid_split", fields=fields)
+
+
+class SplitPartsField(CodedErrors, serializers.ListField):
+    """1 to ``MAX_PARTS`` entry payloads (objects; each checked as a new entry of the bank by
+    the split service); else 400 ``invalid_split``."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            child=serializers.DictField(),
+            min_length=1,
+            max_length=MAX_PARTS,
+            error_code="invalid_split",
+            error_message=f"{{name}} must be a list of 1 to {MAX_PARTS} entry payloads.",
+            error_detail="A list of entry payloads.",
+            required_message=f"{{name}} must be a list of 1 to {MAX_PARTS} entry payloads.",
+            **kwargs,
+        )
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list) or not 1 <= len(data) <= MAX_PARTS:
+            self.refuse()
+        bad = {
+            f"parts[{i}]": "Must be an object."
+            for i, p in enumerate(data)
+            if not isinstance(p, dict)
+        }
+        if bad:
+            _refuse_split("Some parts are invalid: " + ", ".join(bad) + ".", bad)
+        return list(data)
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {
+            "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "enum": [KEEP]}]
+        },
+        "propertyNames": {"pattern": "^[1-9][0-9]{0,17}$"},
+    }
+)
+class EdgeAssignmentField(serializers.DictField):
+    """``{"<edge id>": <part index> or "keep"}`` → ``{edge id: index or "keep"}``; 400
+    ``invalid_split`` naming ``edges.<id>``. Whether the edge is the entry's and the index one
+    of the parts is the split service's question (after the entry is found: an unknown entry
+    is a 404 whatever the body)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            _refuse_split(
+                'edges must be an object {"<edge id>": <part index> or "keep"}.',
+                {"edges": "Must be an object."},
+            )
+        moves, errors = {}, {}
+        for raw_id, target in data.items():
+            if not re.fullmatch(r"[1-9][0-9]{0,17}", str(raw_id)):
+                errors[f"edges.{raw_id}"] = "Not an edge id."
+            elif target != KEEP and (
+                not isinstance(target, int) or isinstance(target, bool) or target < 0
+            ):
+                errors[f"edges.{raw_id}"] = 'Must be a part index or "keep".'
+            else:
+                moves[int(raw_id)] = target
+        if errors:
+            _refuse_assignment(errors)
+        return moves
+
+
+def _refuse_assignment(errors: dict):
+    _refuse_split("Some edge assignments are invalid: " + ", ".join(sorted(errors)) + ".", errors)
+
+
 class SplitRequestSerializer(serializers.Serializer):
-    parts = serializers.ListField(
-        child=serializers.DictField(), help_text="Entry payloads, as for POST .../entries."
-    )
-    edges = serializers.DictField(
+    parts = SplitPartsField(help_text="Entry payloads, as for POST .../entries.")
+    edges = EdgeAssignmentField(
         required=False,
+        allow_null=True,
         help_text='{"<edge id>": <part index> or "keep"}; unnamed edges stay on the original.',
     )
-    reason = serializers.CharField()
+    reason = ReasonField()
 
 
 class SplitEntry(Action):
     """Split an entry into parts: each part gets a ``split_from`` edge to the original and the
-    named edges move to their part (one ``split`` operation, exactly revertible). The parts are
-    checked as new entries by :func:`graph.curation.split.split_entry` (its field paths, such
-    as ``parts[1].title`` and ``edges.<id>``, are the contract), so the body's values go to it
-    as given once every field is one declared here."""
+    named edges move to their part (one ``split`` operation, exactly revertible). The body's
+    shape is checked here (400 ``invalid_split`` / ``reason_required``); each part's fields as
+    a new entry of the bank, and the edges named as the entry's, by
+    :func:`graph.curation.split.split_entry` (field paths such as ``parts[1].title`` and
+    ``edges.<id>`` are the contract)."""
 
     name = "entries.split"
     summary = "Split an entry into parts (scope curate; one revertible operation)"
@@ -134,15 +214,17 @@ class SplitEntry(Action):
 
     @classmethod
     def clean(cls, query, body) -> dict:
-        return named_fields_only(cls.Input, body)
+        # The parts' fields are the bank's entry fields, checked by the service: only the
+        # body's own fields are named here.
+        return coded(cls.Input, named_fields_only(cls.Input, body))
 
     def execute(self):
         return split_entry(
             self.bank,
             self.ids["id"],
-            self.data.get("parts"),
+            self.data["parts"],
             edges=self.data.get("edges"),
-            reason=self.data.get("reason"),
+            reason=self.data["reason"],
             actor=self.caller.actor,
         )
 

@@ -5,6 +5,7 @@ the MCP ``inputSchema``); the rules (notes, vocabulary, intervals, reasons) stay
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from graph.actions.fields import ReasonField
@@ -13,12 +14,26 @@ from graph.edges import links
 from graph.models import EdgeSource
 from graph.resolution import aliases as alias_service
 from kb.actions.base import Action
+from kb.api.openapi import ANY_STORABLE
 from kb.api.schemas import InstantField, RelationField
 from kb.models import Scope
 from kb.services.entries import find_entry
 from kb.services.feedback import note_warnings
 
 EDGE_ID = {"edge_id": "edge_id"}
+
+
+@extend_schema_field(
+    {
+        "anyOf": [
+            {"type": "object", "additionalProperties": ANY_STORABLE},
+            {"type": "string"},
+        ]  # and null: the field's allow_null
+    }
+)
+class EvidenceField(serializers.JSONField):
+    """An edge's evidence: an object, or a string (kept as ``{"text": …}``), or null; the link
+    service (:func:`graph.edges.links.clean_link`, which imports read too) refuses the rest."""
 
 
 class EdgeEndsMixin:
@@ -44,8 +59,10 @@ class EdgeCreateSerializer(EdgeEndsMixin, serializers.Serializer):
         trim_whitespace=False,
         help_text="How the other entry pertains, never what it says.",
     )
-    evidence = serializers.JSONField(
-        required=False, help_text="An object (or a string, kept as {'text': …})."
+    evidence = EvidenceField(
+        required=False,
+        allow_null=True,
+        help_text="An object (or a string, kept as {'text': …}); null: none.",
     )
     valid_from = InstantField(
         required=False, allow_null=True, allow_blank=True, help_text="When the fact began."

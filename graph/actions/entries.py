@@ -12,19 +12,21 @@ from graph.api import schemas as graph_schemas
 from graph.api.render import add_edges_and_aliases
 from graph.curation import lifecycle
 from graph.curation.delete import delete_entry, delete_preview
-from graph.edges.links import link_connections
+from graph.edges.connections import link_connections
 from kb.actions import entries as kb_entries
 from kb.actions.base import Action
 from kb.api import schemas
 from kb.api.schemas import InstantField
 from kb.models import Entry, Scope
-from kb.services.duplicates import read_allow_duplicate
+from kb.services.duplicates import NEAREST, duplicate_text, nearest_entries, read_allow_duplicate
 from kb.services.embedding import one_forward_pass
 from kb.services.entries import clean_entry_data, create_entry, write_texts
-from kb.services.feedback import entry_feedback
+from kb.services.feedback import SIMILAR_LIMIT, entry_feedback
 from kb.services.guard import check_learning
 
 ENTRY_ID = kb_entries.ENTRY_ID
+# A learning's nearest entries, read once: enough for the duplicate check and the feedback.
+NEAREST_READ = max(NEAREST, SIMILAR_LIMIT)
 
 
 class WithGraph(kb_entries.EntryAnswer):
@@ -108,17 +110,20 @@ class CreateEntry(WithGraph, Action):
         allow_duplicate = read_allow_duplicate(body)
         data = clean_entry_data(self.bank, body)
         # One model call for the whole write: the guard, the duplicate check, the entry's
-        # vectors and the feedback's similar entries all read this pass.
+        # vectors and the feedback's similar entries all read this pass; one statement finds
+        # the entries nearest to the new text for both the duplicate check and the feedback.
         with one_forward_pass(write_texts(data)):
             check_learning(data)
+            nearest = nearest_entries(self.bank, duplicate_text(data), limit=NEAREST_READ)
             entry = create_entry(
                 self.bank,
                 data,
                 actor=self.caller.actor,
                 allow_duplicate=allow_duplicate,
                 linker=link_connections,
+                nearest=nearest,
             )
-            feedback = entry_feedback(self.bank, entry, data.get("connections"))
+            feedback = entry_feedback(self.bank, entry, data.get("connections"), nearest)
         return entry, feedback
 
     def present(self, result) -> dict:

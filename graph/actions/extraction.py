@@ -8,15 +8,18 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from graph.actions.fields import CodedChoiceField, named_fields_only
+from graph.actions.fields import CodedChoiceField, CodedErrors, coded, named_fields_only
 from graph.api.render import edge_json
 from graph.curation import edge_proposals as queue
-from graph.ingest.extract.jobs import clean_request, queue_extraction
+from graph.ingest.extract import EXTRACTORS
+from graph.ingest.extract.jobs import queue_extraction
+from graph.ingest.extract.run import explicit_entries
 from graph.models import EdgeProposal
 from kb.actions.base import Action
 from kb.api.openapi import schema_keywords
 from kb.api.render import iso
 from kb.api.schemas import NonBlankField
+from kb.errors import InvalidInput
 from kb.models import Scope
 
 # --- declarations ---------------------------------------------------------------------------
@@ -30,21 +33,59 @@ def _configured_extractors() -> dict:
     return {"extractor": {"type": "string", "enum": names, "default": "local"}}
 
 
+class EntryIdsField(CodedErrors, serializers.ListField):
+    """Entry ids (non-blank strings), or null; else 400 ``invalid_input``. Whether the bank
+    has them is :func:`graph.ingest.extract.run.explicit_entries`'s question."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            child=NonBlankField(),
+            allow_null=True,
+            required=False,
+            error_code="invalid_input",
+            error_message="{name} must be a list of entry ids, or null for everything changed "
+            "since the last run.",
+            error_detail="Must be a list of ids or null.",
+            **kwargs,
+        )
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list) or not all(isinstance(e, str) and e.strip() for e in data):
+            self.refuse()
+        return list(data)
+
+
 @schema_keywords(properties=_configured_extractors)
 class ExtractionRequestSerializer(serializers.Serializer):
-    entries = serializers.ListField(
-        child=NonBlankField(),
-        allow_null=True,
-        required=False,
-        help_text="Entry ids to read; null reads everything changed since the last run.",
+    entries = EntryIdsField(
+        help_text="Entry ids to read; null reads everything changed since the last run."
     )
-    extractor = serializers.ChoiceField(choices=["local", "llm"], required=False, default="local")
+    extractor = CodedChoiceField(
+        choices=EXTRACTORS,
+        required=False,
+        default="local",
+        error_code="unknown_extractor",
+        error_message=f"extractor must be one of: {', '.join(EXTRACTORS)}.",
+        error_detail="Unknown extractor.",
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        from django.conf import settings
+
+        if attrs.get("extractor") == "llm" and not settings.KB_EXTRACT_LLM_URL:
+            raise InvalidInput(
+                "The llm extractor is not configured (KB_EXTRACT_LLM_URL); use the local one.",
+                code="extractor_not_configured",
+                fields={"extractor": "Not configured on this server."},
+            )
+        return attrs
 
 
 class RunExtraction(Action):
     """Queue an extraction run (a background job) over some entries or everything changed
-    since the last run; its values are checked by ``clean_request`` (codes
-    ``unknown_extractor``, ``extractor_not_configured``)."""
+    since the last run. The declaration checks the body (``unknown_extractor``,
+    ``extractor_not_configured``); the entries named must be the bank's (``entry_not_found``,
+    before anything is queued)."""
 
     name = "extraction.run"
     summary = "Extract edge proposals from entries' prose (a background job)"
@@ -54,12 +95,14 @@ class RunExtraction(Action):
 
     @classmethod
     def clean(cls, query, body) -> dict:
-        return named_fields_only(cls.Input, body)
+        return coded(cls.Input, named_fields_only(cls.Input, body))
 
     def execute(self):
-        entries, extractor = clean_request(self.bank, self.data)
+        entries = self.data.get("entries")
+        if entries is not None:
+            explicit_entries(self.bank, entries)  # unknown ids: a 400 now, not a failed job
         with transaction.atomic():
-            return queue_extraction(self.bank, entries, extractor, self.caller.actor)
+            return queue_extraction(self.bank, entries, self.data["extractor"], self.caller.actor)
 
     def present(self, job) -> dict:
         return {"job": job.public_id}

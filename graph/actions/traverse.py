@@ -1,11 +1,10 @@
 """Traversal use cases: the traverse of API.md, the entity questions (dependents, owners,
-approvals, changes) and the correction workflow. Their inputs are declared here (the OpenAPI
-operations and the MCP ``traverse`` tool come from them).
+approvals, changes) and the correction workflow.
 
-The traversal's values are checked by :mod:`graph.traversal.requests` (and the questions' by
-the same cleaners, from query-string text), whose codes (``invalid_start``, ``invalid_limit``,
-``invalid_time``…) are the contract: these actions refuse fields the declaration does not name
-and leave the values to those cleaners, the one place their rules live.
+Their inputs are declared in :mod:`graph.actions.traverse_input` (traverse, the questions) and
+here (corrections): serializers that validate with the contract's codes, from which the OpenAPI
+operations and the MCP ``traverse`` tool are generated. The bank's side (its vocabulary, the
+start's resolution, the edges named) is the services'.
 """
 
 from __future__ import annotations
@@ -13,130 +12,93 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from graph.actions.edges import EdgeCreateSerializer
-from graph.actions.fields import named_fields_only
+from graph.actions.fields import CodedErrors, ReasonField, coded, named_fields_only
+from graph.actions.traverse_input import (
+    DependentsQuery,
+    QuestionQuery,
+    TraverseRequestSerializer,
+)
 from graph.edges.links import correct_edges
 from graph.retrieval import history
 from graph.traversal import questions, requests
 from graph.traversal import walk as traverse
-from graph.traversal.walk import (
-    DIRECTIONS,
-    MAX_DEPTH,
-    MAX_EVIDENCE_TOKENS,
-    MAX_EXPANSIONS,
-    MAX_PATHS,
-    MAX_RELATIONS_PER_STEP,
-)
+from graph.traversal.walk import Limits
 from kb.actions.base import Action
-from kb.api import schemas
 from kb.api.errors import ApiError
 from kb.api.openapi import schema_keywords
-from kb.api.params import reject_unknown
-from kb.api.schemas import InstantField, KindField, NonBlankField, RelationField
+from kb.api.params import reject_unknown, strict_types
+from kb.errors import InvalidInput
 from kb.models import Scope
 from kb.services.entries import find_entry
 
 # --- declarations ---------------------------------------------------------------------------
 
 
-def _relation_names(**kwargs):
-    return serializers.ListField(
-        child=RelationField(), min_length=1, max_length=MAX_RELATIONS_PER_STEP, **kwargs
-    )
-
-
-class TraverseStepSerializer(serializers.Serializer):
-    relations = _relation_names()
-    direction = serializers.ChoiceField(
-        choices=DIRECTIONS, required=False, allow_null=True, help_text="out (default), in, both."
-    )
-
-
-_START_TEXT = {"type": "string", "pattern": schemas.NONBLANK, "maxLength": 300}
-
-
-@extend_schema_field(
-    {
-        "oneOf": [
-            _START_TEXT,
-            *(
-                {
-                    "type": "object",
-                    "properties": {how: _START_TEXT},
-                    "required": [how],
-                    "additionalProperties": False,
-                }
-                for how in ("id", "key", "name")
-            ),
-        ]
-    }
-)
-class StartField(serializers.JSONField):
-    """An entry id, or one of {"id"}, {"key"}, {"name"}."""
-
-
-def _limit(low: int, high: int, **kwargs):
-    return serializers.IntegerField(
-        required=False, allow_null=True, min_value=low, max_value=high, **kwargs
-    )
-
-
-@schema_keywords(
-    # Either steps (each with its own direction) or relations (+ direction): exactly one.
-    anyOf=[
-        {
-            "type": "object",
-            "required": ["start", "steps"],
-            "properties": {
-                "steps": {"type": "array"},
-                "relations": {"type": "null"},
-                "direction": {"type": "null"},
-            },
-        },
-        {
-            "type": "object",
-            "required": ["start", "relations"],
-            "properties": {"relations": {"type": "array"}, "steps": {"type": "null"}},
-        },
-    ]
-)
-class TraverseRequestSerializer(serializers.Serializer):
-    start = StartField(help_text='An entry id, {"key": "..."} or {"name": "..."}.')
-    steps = serializers.ListField(
-        child=TraverseStepSerializer(),
-        required=False,
-        allow_null=True,
-        min_length=1,
-        max_length=MAX_DEPTH,
-        help_text="One allow-list per hop.",
-    )
-    relations = _relation_names(
-        required=False, allow_null=True, help_text="Same allow-list every hop."
-    )
-    direction = serializers.ChoiceField(
-        choices=DIRECTIONS, required=False, allow_null=True, help_text="With relations only."
-    )
-    max_depth = _limit(1, MAX_DEPTH)
-    max_expansions = _limit(1, MAX_EXPANSIONS, default=200)
-    max_paths = _limit(1, MAX_PATHS, default=25)
-    max_evidence_tokens = _limit(0, MAX_EVIDENCE_TOKENS, default=2000)
-    valid_at = InstantField(required=False, allow_null=True)
-    as_of = serializers.DateTimeField(required=False, allow_null=True)
-    kinds = serializers.ListField(
-        child=KindField(),
-        required=False,
-        allow_null=True,
-        min_length=1,
-        max_length=100,
-        help_text="Allow-list of entry kinds the walk may reach (the start is exempt).",
-    )
-
-
 class AppendedEdgeSerializer(EdgeCreateSerializer):
     reason = None  # one reason for the whole correction
+
+
+class EdgeIdsField(CodedErrors, serializers.ListField):
+    """Edge ids (whole numbers from 1); else 400 ``invalid_input``."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            child=serializers.IntegerField(min_value=1),
+            required=False,
+            error_code="invalid_input",
+            error_message="{name} must be a list of edge ids.",
+            error_detail="Edge ids.",
+            **kwargs,
+        )
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in data
+        ):
+            self.refuse()
+        return list(data)
+
+
+class AppendedEdgesField(CodedErrors, serializers.ListField):
+    """Edges to append, each checked as ``POST edges`` checks its body (the bank's side — the
+    relation, the ends, the note rule — by the link service); else 400 ``invalid_input``."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            child=AppendedEdgeSerializer(),
+            required=False,
+            error_code="invalid_input",
+            error_message="{name} must be a list of edge objects.",
+            error_detail="Edge objects.",
+            **kwargs,
+        )
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+            self.refuse()
+        edges = []
+        for i, item in enumerate(data):
+            where = f"append[{i}]"
+            strict_types(self.child, item, where)
+            try:
+                edges.append(dict(self.child.run_validation(item)))
+            except serializers.ValidationError as exc:
+                detail = exc.detail if isinstance(exc.detail, dict) else {"": exc.detail}
+                fields = {
+                    f"{where}.{name}".rstrip("."): " ".join(map(str, text))
+                    if isinstance(text, list)
+                    else str(text)
+                    for name, text in detail.items()
+                }
+                raise InvalidInput(
+                    f"{where} is not a valid edge: " + ", ".join(sorted(fields)) + ".",
+                    code="invalid_input",
+                    fields=fields,
+                ) from None
+        return edges
 
 
 @schema_keywords(
@@ -146,13 +108,18 @@ class AppendedEdgeSerializer(EdgeCreateSerializer):
     ]
 )
 class CorrectionRequestSerializer(serializers.Serializer):
-    close = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
-    append = AppendedEdgeSerializer(
-        many=True,
-        required=False,
+    close = EdgeIdsField(help_text="Ids of current edges whose belief is closed.")
+    append = AppendedEdgesField(
         help_text="Edges to append: {from, to, relation, valid_from, valid_to, note, evidence}.",
     )
-    reason = NonBlankField()
+    reason = ReasonField()
+
+    def validate(self, attrs: dict) -> dict:
+        if not attrs.get("close") and not attrs.get("append"):
+            raise InvalidInput(
+                "Name edges to close and/or edges to append.", code="empty_correction"
+            )
+        return {"close": [], "append": [], **attrs}
 
 
 # In a query string '+' decodes to a space: "2026-04-22T00:00:00 00:00" meant "+00:00".
@@ -205,68 +172,44 @@ class TraverseGraph(Action):
 
     @classmethod
     def clean(cls, query, body) -> dict:
-        return named_fields_only(cls.Input, body)
+        # Unknown fields (at any depth) first, then the declaration, strict types and codes.
+        return coded(cls.Input, named_fields_only(cls.Input, body))
 
     def execute(self):
-        return requests.clean_traversal(self.bank, self.data).run(self.bank)
+        return requests.traversal_request(self.bank, self.data).run(self.bank)
 
     def present(self, result) -> dict:
         return result.as_json()
 
 
-def _text_param(description: str):
-    return serializers.CharField(required=False, help_text=description)
-
-
-def _int_param(low: int, high: int, default: int | None, description: str):
-    return serializers.IntegerField(
-        required=False, min_value=low, max_value=high, default=default, help_text=description
-    )
-
-
-class QuestionQuery(serializers.Serializer):
-    valid_at = InstantField(
-        required=False, allow_blank=True, help_text="Valid time: a date or timestamp (default now)."
-    )
-    as_of = serializers.DateTimeField(
-        required=False,
-        help_text="Transaction time: an ISO 8601 timestamp with a zone (default now).",
-    )
-    max_expansions = _int_param(1, MAX_EXPANSIONS, 200, "Edge records read, at most.")
-    max_paths = _int_param(1, MAX_PATHS, 25, "Paths returned, at most.")
-    max_evidence_tokens = _int_param(
-        0, MAX_EVIDENCE_TOKENS, 2000, "Approximate tokens of notes and evidence."
-    )
-
-
-class DependentsQuery(QuestionQuery):
-    depth = _int_param(
-        1, MAX_DEPTH, traverse.DEFAULT_DEPTH, "Hops of depends_on to follow inbound."
-    )
-
-
 class EntityQuestion(Action):
     """A parameterised question about one entity, its parameters from the query string (as
-    text: the traversal cleaners read them, a '+' of a zone put back)."""
+    text, a '+' of a zone put back) or typed (MCP), validated by the question's ``Query``."""
 
     path_ids = {"id": "entry_id"}
     Query: ClassVar[type] = QuestionQuery
 
     @classmethod
-    def clean(cls, query, body) -> dict:
+    def given(cls, query) -> dict:
         allowed = set(cls.Query().fields)
         if hasattr(query, "getlist"):
             return clean_query(query, allowed)
         reject_unknown(dict(query), allowed)
         return {k: v for k, v in query.items() if v is not None}
 
+    @classmethod
+    def clean(cls, query, body) -> dict:
+        return coded(cls.Query, cls.given(query))
+
     def question(self) -> tuple:
         """The entity and the clocks and limits every question takes."""
-        valid_at, as_of = requests.clean_clocks(self.data)
         entity = find_entry(self.bank, self.ids["id"])
-        limits = {k: v for k, v in self.data.items() if k.startswith("max_")}
-        limits = requests.clean_limits(limits, from_text=True)
-        return entity, {"limits": limits, "valid_at": valid_at, "as_of": as_of}
+        limits = Limits(**{k: v for k, v in self.data.items() if k.startswith("max_")})
+        return entity, {
+            "limits": limits,
+            "valid_at": self.data.get("valid_at"),
+            "as_of": self.data.get("as_of"),
+        }
 
 
 class DependentsOf(EntityQuestion):
@@ -278,10 +221,7 @@ class DependentsOf(EntityQuestion):
 
     def execute(self):
         entity, clocks = self.question()
-        depth = requests.clean_limit(
-            "max_depth", self.data.get("depth"), traverse.DEFAULT_DEPTH, from_text=True
-        )
-        return questions.dependents_of(self.bank, entity, depth, **clocks)
+        return questions.dependents_of(self.bank, entity, self.data["depth"], **clocks)
 
     def present(self, result) -> dict:
         return {**result.as_json(), "dependents": reached(result, depth_of=True)}
@@ -335,6 +275,11 @@ class ChangesOf(EntityQuestion):
     summary = "Edges touching an entity recorded or invalidated in [from, to)"
     Query = ChangesQuery
 
+    @classmethod
+    def clean(cls, query, body) -> dict:
+        # The interval's values are history.changed_between's (it reads the text).
+        return cls.given(query)
+
     def execute(self):
         entity = find_entry(self.bank, self.ids["id"])
         return history.changed_between(
@@ -355,22 +300,9 @@ class CorrectEdges(Action):
 
     @classmethod
     def clean(cls, query, body) -> dict:
-        body = named_fields_only(cls.Input, body)
-        close, append = body.get("close") or [], body.get("append") or []
-        if not isinstance(close, list) or not all(
-            isinstance(i, int) and not isinstance(i, bool) for i in close
-        ):
-            raise ApiError(
-                400, "invalid_input", "close must be a list of edge ids.", {"close": "Edge ids."}
-            )
-        if not isinstance(append, list) or not all(isinstance(item, dict) for item in append):
-            raise ApiError(
-                400,
-                "invalid_input",
-                "append must be a list of edge objects.",
-                {"append": "Edge objects."},
-            )
-        return {"close": close, "append": append, "reason": body.get("reason")}
+        # The fields refuse with the codes the corrections answered before (a reason that is
+        # not text is reason_required, as a blank one is).
+        return coded(cls.Input, named_fields_only(cls.Input, body))
 
     def execute(self) -> dict:
         return correct_edges(

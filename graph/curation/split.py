@@ -4,7 +4,6 @@ original's current edges distributed as the curator chooses. One revertible oper
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
@@ -12,7 +11,6 @@ from django.utils import timezone
 from graph.curation.edge_rows import append_edges, close_edges
 from graph.edges.links import (
     LinkRequest,
-    _require_reason,
     current_q,
     lock_entries,
     write_edge,
@@ -53,13 +51,9 @@ class SplitResult:
         }
 
 
-def _clean_parts(bank: Bank, parts: Any) -> list[dict]:
-    if not isinstance(parts, list) or not 1 <= len(parts) <= MAX_PARTS:
-        raise InvalidInput(
-            f"parts must be a list of 1 to {MAX_PARTS} entry payloads.",
-            code="invalid_split",
-            fields={"parts": "A list of entry payloads."},
-        )
+def _clean_parts(bank: Bank, parts: list[dict]) -> list[dict]:
+    """Each part checked as a new entry of this bank (its kinds and limits); two parts may not
+    share a key. (The list's shape is the split action's declaration's.)"""
     kinds = kinds_for_bank(bank)
     cleaned, errors = [], {}
     for i, part in enumerate(parts):
@@ -84,55 +78,43 @@ def _clean_parts(bank: Bank, parts: Any) -> list[dict]:
     return cleaned
 
 
-def _clean_assignment(edges: Any, current: dict[int, Edge], n_parts: int) -> dict[int, int]:
-    """``{edge id: part index | "keep"}`` → ``{edge id: part index}`` for the edges that move."""
-    if edges is None:
-        return {}
-    if not isinstance(edges, dict):
-        raise InvalidInput(
-            'edges must be an object {"<edge id>": <part index> or "keep"}.',
-            code="invalid_split",
-            fields={"edges": "Must be an object."},
-        )
-    moves, errors = {}, {}
-    for raw_id, target in edges.items():
-        try:
-            edge_id = int(raw_id)
-        except (TypeError, ValueError):
-            errors[f"edges.{raw_id}"] = "Not an edge id."
-            continue
+def _moves(
+    edges: dict[int, int | str] | None, current: dict[int, Edge], n_parts: int
+) -> dict[int, int]:
+    """``{edge id: part index | "keep"}`` → ``{edge id: part index}`` for the edges that
+    move: each edge named must be a current edge of the entry being split, each index one of
+    the parts. (That ids are ids and indexes whole numbers is the split action's
+    declaration's.)"""
+    errors = {}
+    for edge_id, target in (edges or {}).items():
         if edge_id not in current:
-            errors[f"edges.{raw_id}"] = "Not a current edge of the entry being split."
-            continue
-        if target == KEEP:
-            continue
-        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < n_parts:
-            errors[f"edges.{raw_id}"] = f'Must be a part index from 0 to {n_parts - 1} or "keep".'
-            continue
-        moves[edge_id] = target
+            errors[f"edges.{edge_id}"] = "Not a current edge of the entry being split."
+        elif target != KEEP and target >= n_parts:
+            errors[f"edges.{edge_id}"] = f'Must be a part index from 0 to {n_parts - 1} or "keep".'
     if errors:
         raise InvalidInput(
             "Some edge assignments are invalid: " + ", ".join(sorted(errors)) + ".",
             code="invalid_split",
             fields=errors,
         )
-    return moves
+    return {edge_id: target for edge_id, target in (edges or {}).items() if target != KEEP}
 
 
 def split_entry(
     bank: Bank,
     entry_ref: str,
-    parts: Any,
+    parts: list[dict],
     *,
-    edges: Any = None,
-    reason: Any,
+    edges: dict[int, int | str] | None = None,
+    reason: str,
     actor: str | None = None,
 ) -> SplitResult:
     """Create ``parts`` (validated like new entries) with a ``split_from`` edge from each part
-    to the original, then move the original's current edges named in ``edges`` to the part
-    given (closing the old row, appending the re-pointed one); unnamed edges stay. The original
-    stays as it is. One ``split`` operation: ``revert_operation`` undoes it exactly."""
-    reason = _require_reason(reason)
+    to the original, then move the original's current edges named in ``edges`` ({edge id: part
+    index or "keep"}) to the part given (closing the old row, appending the re-pointed one);
+    unnamed edges stay. The original stays as it is. One ``split`` operation:
+    ``revert_operation`` undoes it exactly. The input's shape (1 to ``MAX_PARTS`` parts, ids,
+    indexes, a reason) is :class:`graph.actions.curation.SplitRequestSerializer`'s."""
     original = find_entry(bank, entry_ref, follow_merges=False)
     if original.status in (EntryStatus.MERGED, EntryStatus.DELETED):
         raise Conflict(
@@ -146,7 +128,7 @@ def split_entry(
     ) as op:
         original = Entry.objects.select_for_update().get(pk=original.pk)
         current = _current_edges(bank, original)
-        moves = _clean_assignment(edges, current, len(cleaned))
+        moves = _moves(edges, current, len(cleaned))
         # The parts restate the entry being split (which stays until the split lands): a
         # curator's split is not a duplicate write.
         created = [create_entry(bank, data, actor=actor, allow_duplicate=True) for data in cleaned]

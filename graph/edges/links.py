@@ -323,37 +323,6 @@ def link(
     return edge
 
 
-def link_connections(bank: Bank, entry: Entry, connections: list) -> list[Edge]:
-    """Write a new entry's ``connections`` (entry → other) inside the caller's operation."""
-    types = edge_types_for_bank(bank)
-    edges = []
-    for i, item in enumerate(connections):
-        if not isinstance(item, dict) or set(item) - {
-            "id",
-            "relation",
-            "note",
-            "evidence",
-            "label",
-            "valid_from",
-            "valid_to",
-        }:
-            raise InvalidInput(
-                f"connections[{i}] must be an object with id, relation and an optional note.",
-                code="invalid_connection",
-                fields={"connections": f"Item {i} is malformed."},
-            )
-        payload = {k: v for k, v in item.items() if k != "id"}
-        payload.update({"from": entry, "to": item.get("id")})
-        try:
-            req = clean_link(bank, payload, types=types)
-            edges.append(write_edge(bank, req))
-        except (InvalidInput, Conflict) as exc:
-            exc.fields = {"connections": f"Item {i}: {exc.message}"}
-            exc.message = f"connections[{i}]: {exc.message}"
-            raise
-    return edges
-
-
 # --- unlink, retype, invalidate, correct ------------------------------------------------------
 
 
@@ -547,20 +516,19 @@ def _replace_edge(
 
 def correct_edges(
     bank: Bank,
-    close: Iterable[Any],
+    close: Iterable[int],
     append: Iterable[dict],
-    reason: Any,
+    reason: str,
     *,
     actor: str | None = None,
 ) -> dict:
     """The correction workflow of ``004_*`` 12.6 as one operation: close the old beliefs'
     transaction intervals, append the corrected versions with their valid intervals, and
-    report old and new edge ids (the correction event)."""
-    reason = _require_reason(reason)
+    report old and new edge ids (the correction event). The input's shape (edge ids, edge
+    objects, something to do, a reason) is ``graph.actions.traverse.CorrectEdges``'s
+    declaration's; each edge's relation, ends and note are checked here, on the bank."""
     close = list(close)
     append = list(append)
-    if not close and not append:
-        raise InvalidInput("Name edges to close and/or edges to append.", code="empty_correction")
     types = edge_types_for_bank(bank)
     with unit_of_work(
         bank, OperationKind.INVALIDATE, reason=reason, actor=actor, correction=True

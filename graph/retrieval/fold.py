@@ -19,6 +19,7 @@ from django.utils import timezone
 from graph.edges.current import current_edge_sql
 from graph.retrieval.relevance import (
     HOP_LINES,
+    HOP_RESULTS,
     NEIGHBOR_CANDIDATE_CAP,
     NOTE_RELEVANCE_SQL,
     note_terms,
@@ -217,14 +218,15 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
     bank's replacement (``supersedes``) type ids, in one statement."""
     note_rel = NOTE_RELEVANCE_SQL.format(note="ed.note", tsv="ed.note_tsv")
     sql = f"""
-        WITH sup AS (
-            SELECT coalesce(array_agg(id ORDER BY id), '{{}}') AS ids
-              FROM ({_REPLACEMENT_TYPE_IDS}) t
-        ), cor AS (
-            SELECT coalesce(array_agg(id ORDER BY id), '{{}}') AS ids
-              FROM ({_CORRECTION_TYPE_IDS}) t
+        WITH types AS (  -- one scan of the vocabulary for both lists
+            SELECT coalesce(array_agg(id ORDER BY id) FILTER (WHERE name = 'supersedes'),
+                            '{{}}') AS sup,
+                   coalesce(array_agg(id ORDER BY id) FILTER (WHERE name = 'corrects'),
+                            '{{}}') AS cor
+              FROM graph_edgetype
+             WHERE name IN ('supersedes', 'corrects') AND (bank_id IS NULL OR bank_id = %(bank)s)
         )
-        SELECT sup.ids, cor.ids, x.* FROM sup CROSS JOIN cor LEFT JOIN LATERAL (
+        SELECT types.sup, types.cor, x.* FROM types LEFT JOIN LATERAL (
         SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority,
                ed.note, {note_rel}
           FROM graph_edge ed JOIN graph_edgetype t ON t.id = ed.type_id
@@ -366,9 +368,10 @@ ranked AS (  -- one sort: the rank, the rank among noted edges, the noted edges 
                           (scored.note <> '') DESC, scored.neighbor_priority DESC, scored.edge_id)
 )
 -- Neighbours (the first n, and a pinned replacement) with their texts; hop lines (noted edges
--- past the slots) with the id alone: the first ``hops + n`` noted edges hold the first ``hops``
--- of them (the neighbours take at most n), which the reader trims exactly. The last column
--- is the result's count of noted edges (stats.hops_cut).
+-- past the slots) of the first results (``hop_results``) with the id alone: the first
+-- ``hops + n`` noted edges hold the first ``hops`` of them (the neighbours take at most n),
+-- which the reader trims exactly. The last column is the result's count of noted edges
+-- (stats.hops_cut).
 SELECT c.result_id, o.id, o.short_id, n.title, n.summary, k.name, n.status, n.steps,
        c.name, c.direction, c.note, c.pin, c.rel, c.rn, n.content,
        CASE WHEN n.id IS NULL THEN 'h' ELSE 'n' END, c.noted_total
@@ -380,25 +383,23 @@ SELECT c.result_id, o.id, o.short_id, n.title, n.summary, k.name, n.status, n.st
   ) n ON true
   LEFT JOIN kb_entrykind k ON k.id = n.kind_id
  WHERE c.rn <= %(n)s OR c.pin
-    OR (c.note <> '' AND c.noted_no <= %(hops)s + %(n)s)
+    OR (c.note <> '' AND c.noted_no <= %(hops)s + %(n)s AND c.result_id = ANY(%(hop_results)s))
 UNION ALL
 SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, 'x', NULL
   FROM capped
-UNION ALL  -- a result's first current corrector, wherever it is (API.md "Corrections"): one
+UNION ALL  -- a current corrector of each result, wherever it is (API.md "Corrections"): one
            -- row per result however many correctors a hub has
 SELECT r.id, NULL, cr.short_id, NULL, NULL, NULL, NULL, NULL, 'corrects', 'in', NULL, NULL,
        NULL, cr.edge_id, NULL, 'c', NULL
-  FROM r CROSS JOIN LATERAL (  -- edges in id order, each end checked until one is current
-    SELECT o.short_id, x.edge_id
-      FROM (SELECT ed.id AS edge_id, ed.from_entry_id
-              FROM graph_edge ed
-             WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id {correction_test}
-             ORDER BY ed.id OFFSET 0) x
-      JOIN kb_entry o ON o.id = x.from_entry_id
-     WHERE o.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
+  FROM r CROSS JOIN LATERAL (  -- the first the index yields: edges are read until one end is
+                               -- current, never all of a hub's read and sorted to pick one
+    SELECT o.short_id, ed.id AS edge_id
+      FROM graph_edge ed JOIN kb_entry o ON o.id = ed.from_entry_id
+     WHERE ed.to_entry_id = r.id AND {current} AND ed.type_id {correction_test}
+       AND o.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
        AND (o.expires_at IS NULL OR o.expires_at >= %(now)s::date)
-     ORDER BY x.edge_id LIMIT 1
+     LIMIT 1
   ) cr
  ORDER BY 1, 14
 """
@@ -444,6 +445,7 @@ def neighbors_of(
     replacement_types: Sequence[int] | None = None,
     correction_types: Sequence[int] | None = None,
     hops: int = HOP_LINES,
+    hop_results: int = HOP_RESULTS,
 ) -> NeighborSelection:
     """Up to ``per_result`` one-hop neighbours per result from outside the pool, in one
     statement. A result superseded by an entry outside the results gets that replacement first
@@ -452,8 +454,9 @@ def neighbors_of(
     neighbour without vectors yet is judged by its note alone and never dropped).
     ``replacement_types`` are the bank's ``supersedes`` type ids (:func:`edges_among` reads
     them); without them the statement looks them up itself, at the risk of a worse plan.
-    The same statement hands over, per result, up to ``hops`` further noted edges in the same
-    order (hop lines) and the result's current correctors wherever they are."""
+    The same statement hands over up to ``hops`` further noted edges in the same order (hop
+    lines) for each of the first ``hop_results`` of ``result_ids`` (given in answer order), and
+    a current corrector of every result wherever it is."""
     if not result_ids:
         return NeighborSelection([], [])
     sql = _NEIGHBORS_SQL.format(
@@ -474,15 +477,17 @@ def neighbors_of(
         "bare_cap": max(1, cap // 3),
         "floor": -1.0 if floor is None else floor,
         "hops": hops,
+        "hop_results": list(result_ids[:hop_results]),
         "expand": list(expand),
     }
-    return _selection(fetch_prepared(sql, params), hops, per_result)
+    return _selection(fetch_prepared(sql, params), hops, set(result_ids[:hop_results]))
 
 
-def _selection(rows, hops: int, per_result: int) -> NeighborSelection:
+def _selection(rows, hops: int, hop_results: set[int]) -> NeighborSelection:
     """The neighbour statement's rows, by role: ``n`` neighbour, ``h`` a noted edge past the
     slots (the first ``hops`` per result kept as hop lines), ``x`` a result whose candidate
-    read stopped at the cap, ``c`` a result's current corrector."""
+    read stopped at the cap, ``c`` a result's current corrector. ``hops_cut`` counts the noted
+    edges past the slots of the ``hop_results`` that the cap left out."""
     selection = NeighborSelection([], [])
     kept: dict[int, int] = {}
     noted: dict[int, int] = {}
@@ -498,7 +503,7 @@ def _selection(rows, hops: int, per_result: int) -> NeighborSelection:
             selection.capped.append(row[0])
         else:
             selection.correctors.setdefault(row[0], []).append(row[2])
-        if role in "nh":
+        if role in "nh" and row[0] in hop_results:
             noted[row[0]] = row[16]
     # noted edges of a result past its slots, less the hop lines handed over
     in_slots = Counter(n.result_id for n in selection.neighbors if n.note and not n.pinned)

@@ -131,11 +131,11 @@ def execute_query(
     )
     hits = lift_arm_leaders(hits)[:pool_size]
     by_id = {h.entry_id: h for h in hits}
-    entries = Entry.objects.select_related("kind").in_bulk(list(by_id))
     stats = QueryStats(pool=len(hits), groups=len(hits))
     if params.fold:
-        results, returned = _folded(bank, params, hits, entries, stats, query_vector)
+        results, returned = _folded(bank, params, hits, stats, query_vector)
     else:
+        entries = _entries([h.entry_id for h in hits[: params.limit]])
         results = [
             _result(entries[hit.entry_id], hit, i, floor, high)
             for i, hit in enumerate(hits[: params.limit], start=1)
@@ -157,9 +157,16 @@ def execute_query(
     )
 
 
-def _folded(bank, params, hits, entries, stats, query_vector) -> tuple[list, list[int]]:
+def _entries(ids: list[int]) -> dict[int, Entry]:
+    """The entries an answer shows, with their kinds, in one statement."""
+    return Entry.objects.select_related("kind").in_bulk(ids)
+
+
+def _folded(bank, params, hits, stats, query_vector) -> tuple[list, list[int]]:
     """The fold over the pool: results with their folded pointers, links and corrections in
-    answer order, then neighbours, hop lines and correctors (the fold's two statements)."""
+    answer order, then neighbours, hop lines and correctors (the fold's two statements).
+    Only the entries the answer shows are read — the results and the members folded into
+    them, not the pool's groups past the answer — and only after the plan says which."""
     floor, high, neighbor_floor = floors(bank)
     by_id = {h.entry_id: h for h in hits}
     pool_ids = [h.entry_id for h in hits]
@@ -175,6 +182,10 @@ def _folded(bank, params, hits, entries, stats, query_vector) -> tuple[list, lis
     stats.folded = sum(len(r.related) for r in kept)
     stats.refilled = sum(1 for r in kept if r.position > params.limit)
     stats.refills_below_floor = len(plan.results) - len(kept)
+    shown = [r.entry_id for r in kept]
+    for r in kept:
+        shown += [f.entry_id for f in r.related] + [f.via["id"] for f in r.related if f.via]
+    entries = _entries(shown)
     expand = set(params.expand or ())
     results = []
     for i, folded in enumerate(kept, start=1):
@@ -187,7 +198,7 @@ def _folded(bank, params, hits, entries, stats, query_vector) -> tuple[list, lis
         stats.ranked_after_corrector = order_corrections(results)
     selection = neighbors_of(
         bank,
-        [r.entry_id for r in kept],
+        [r.entry_id for r in results],  # answer order: hop lines go to the first results
         pool_ids,
         params.neighbors,
         query=params.query,

@@ -19,8 +19,13 @@ NOTE_WEIGHT = 0.5
 # The edge's fact vector (``EdgeEmbedding``: ends, relation and note) against the query vector,
 # added to the neighbour's own weighted cosine; tuned on the hop lab (README, "Hop lines").
 NOTE_VECTOR_WEIGHT = 0.5
-# Further noted edges handed over per result as hop lines (API.md "Changes": at most 12).
+# Further noted edges handed over per result as hop lines (API.md "Changes": at most 12), for
+# the first ``HOP_RESULTS`` results of the answer only (issue 21: "the agent sees every noted
+# edge of the first results"): under the default budget the ladder cut the hop lines of later
+# results first anyway, and reading them cost every query (README, "Hop lines for the first
+# results").
 HOP_LINES = 12
+HOP_RESULTS = 3
 # Relevance is compared in bands this wide; inside one band the note, then the edge type's
 # neighbour priority decide, so near-ties do not hide a noted correction behind a bare link.
 RELEVANCE_BAND = 0.02

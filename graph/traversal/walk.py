@@ -21,19 +21,20 @@ Request validation lives in :mod:`graph.traversal.requests`; the parameterised q
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gc
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+import operator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from django.utils import timezone
 
-from graph.edges.links import believed_q, valid_q
 from graph.edges.notes import SEPARATOR, note_ends
-from graph.edges.vocab import edge_types_for_bank
-from graph.models import EdgeType
+from graph.edges.vocab import relation_ids_for_bank
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
 from graph.traversal.reads import EdgeReads, entry_rows, evidence_of
 from kb.errors import InvalidInput, NotFound
@@ -101,6 +102,18 @@ class NodeInfo(NamedTuple):
     key: str | None
 
 
+class Stamps(dict):
+    """A time → its ISO 8601 text, each formatted once (the edges of one import share their
+    timestamps); None → None."""
+
+    def __init__(self):
+        super().__init__({None: None})
+
+    def __missing__(self, value: dt.datetime) -> str:
+        text = self[value] = value.isoformat()
+        return text
+
+
 @dataclass
 class TraversalResult:
     """What a walk found and how far it got; ``as_json`` is the API.md response."""
@@ -157,26 +170,28 @@ class TraversalResult:
             "recorded_at": stamp(edge.recorded_at),
         }
 
-    def edges_json(self, stamp=iso) -> dict[str, dict]:
+    def edges_json(self, stamps: Stamps | None = None) -> dict[str, dict]:
         """``edge_json`` of every edge of the walk, keyed by id (thousands under a big
         budget: the common case, a plain note and nothing withheld, is read directly)."""
+        stamps = Stamps() if stamps is None else stamps
         out = {}
         names, nodes, withheld = self.relation_names, self.nodes, self.withheld
-        for eid, edge in self.edges.items():
-            note = edge.note or ""
+        for edge in self.edges.values():
+            eid, from_id, to_id, type_id, note, evidence, valid_from, valid_to, recorded = edge
+            note = note or ""
             if eid in withheld or SEPARATOR in note:
-                out[str(eid)] = self.edge_json(edge, stamp)
+                out[str(eid)] = self.edge_json(edge, stamps.__getitem__)
                 continue
             out[str(eid)] = {
-                "from": nodes[edge.from_id].short_id,
-                "to": nodes[edge.to_id].short_id,
-                "relation": names.get(edge.type_id, "?"),
+                "from": nodes[from_id][0],
+                "to": nodes[to_id][0],
+                "relation": names.get(type_id, "?"),
                 "note": note,
                 "note_in": note,
-                "evidence": edge.evidence,
-                "valid_from": stamp(edge.valid_from),
-                "valid_to": stamp(edge.valid_to),
-                "recorded_at": stamp(edge.recorded_at),
+                "evidence": evidence,
+                "valid_from": stamps[valid_from],
+                "valid_to": stamps[valid_to],
+                "recorded_at": stamps[recorded],
             }
         return out
 
@@ -196,30 +211,25 @@ class TraversalResult:
         }
 
     def as_json(self) -> dict:
-        stamps: dict[dt.datetime, str] = {}  # the edges of one import share their timestamps
+        with collector_paused():  # thousands of dicts, no cycle (see collector_paused)
+            return self._as_json()
 
-        def stamp(value: dt.datetime | None) -> str | None:
-            if value is None:
-                return None
-            text = stamps.get(value)
-            if text is None:
-                text = stamps[value] = value.isoformat()
-            return text
-
+    def _as_json(self) -> dict:
+        nodes = self.nodes
         return {
             "start": {"id": self.start.short_id, "title": self.start.title},
             "paths": [
-                {"nodes": [self.sid(pk) for pk in nodes], "edges": list(edge_ids)}
-                for nodes, edge_ids in self.paths
+                {"nodes": [nodes[pk][0] for pk in path], "edges": list(edge_ids)}
+                for path, edge_ids in self.paths
             ],
             "nodes": {
-                info.short_id: {"title": info.title, "kind": info.kind, "key": info.key}
-                for pk, info in self.nodes.items()
+                short_id: {"title": title, "kind": kind, "key": key}
+                for short_id, title, kind, key in nodes.values()
             },
-            "edges": self.edges_json(stamp),
+            "edges": self.edges_json(),
             "truncated": self.truncated,
             "limits_hit": list(self.limits_hit),
-            "frontier": [self.sid(pk) for pk in self.frontier],
+            "frontier": [nodes[pk][0] for pk in self.frontier],
             "counts": {
                 "expansions": self.expansions,
                 "nodes": len(self.depth),
@@ -246,7 +256,7 @@ def approx_tokens(edge: EdgeRow, counter: TokenCounter = DEFAULT_COUNTER) -> int
     return counter.count(text)
 
 
-def _type_ids(step: Step, types: dict[str, EdgeType]) -> list[int]:
+def _type_ids(step: Step, types: Mapping[str, int]) -> list[int]:
     check_known("relations", step.relations, types, what="relation(s)")
     if step.direction not in DIRECTIONS:
         raise InvalidInput(
@@ -254,7 +264,7 @@ def _type_ids(step: Step, types: dict[str, EdgeType]) -> list[int]:
             code="invalid_direction",
             fields={"direction": "Unknown direction."},
         )
-    return sorted({types[name].pk for name in step.relations})
+    return sorted({types[name] for name in step.relations})
 
 
 def _chains(result: TraversalResult, node: int) -> Iterator[tuple[list[int], list[int]]]:
@@ -307,23 +317,25 @@ def traverse(
     as_of: dt.datetime | None = None,
     kinds: Sequence[str] | None = None,
     counter: TokenCounter = DEFAULT_COUNTER,
+    relation_ids: Mapping[str, int] | None = None,
 ) -> TraversalResult:
     """Walk from ``start_entry`` along ``steps`` — one Step per hop, or a single Step repeated
     every hop up to ``limits.max_depth`` (default 2) — with edges valid at ``valid_at`` and
     believed at ``as_of`` (both default to now), reaching only entries of ``kinds`` when given
-    (an allow-list; the start is exempt). Statements: one for the vocabulary, one per
-    hop, at most two when a ceiling cuts the walk, one for the reached entries."""
+    (an allow-list; the start is exempt). ``relation_ids``: the bank's vocabulary
+    (``relation_ids_for_bank``) when the caller has read it already. Statements: one for the vocabulary, one per
+    hop, at most one when the budget cuts a level's expansion, and one for the reached
+    entries (which also asks which nodes of the last level could have gone on)."""
     limits = limits or Limits()
     if start_entry.bank_id != bank.pk:
         raise NotFound("The start is not an entry of this bank.", code="entry_not_found")
     now = timezone.now()
-    types = edge_types_for_bank(bank)
+    types = relation_ids_for_bank(bank) if relation_ids is None else relation_ids
     plan = _plan(steps, limits, types, kinds)
     # believed_q(now) rather than believed_q(None) ("invalidated_at IS NULL"): the latter lets
     # the planner pick the partial GiST exclusion index for to_entry_id lookups, where
     # to_entry_id is not the leading column — thousands of times slower on a large bank.
-    clock = believed_q(as_of or now) & valid_q(valid_at or now)
-    reads = EdgeReads(bank.pk, clock, _kind_ids(bank, kinds))
+    reads = EdgeReads(bank.pk, as_of or now, valid_at or now, _kind_ids(bank, kinds))
     result = TraversalResult(
         bank=bank,
         start=start_entry,
@@ -331,27 +343,66 @@ def traverse(
         limits=limits,
         valid_at=valid_at or now,
         as_of=as_of or now,
-        relation_names={t.pk: t.name for t in types.values()},
+        relation_names={pk: name for name, pk in types.items()},
     )
     result.depth[start_entry.pk] = 0
-    cut, level = _walk(result, reads, plan)
-    if not cut and level and (plan.planned is None or plan.depth_cap < plan.planned):
-        # Stopped by max_depth, not by the plan: cut only if some node could have gone on.
-        hops = plan.hops
-        nxt = hops[plan.depth_cap] if plan.depth_cap < len(hops) else hops[-1]
-        onward = reads.still_open(
-            level, _type_ids(nxt, types), nxt.direction, reached=list(result.depth)
-        )
-        if onward:
-            result.hit("max_depth")
-            result.frontier = [pk for pk in level if pk in onward]
-    _finish(result, counter)
+    with collector_paused():
+        _walk_and_finish(result, reads, plan, types, counter)
     return result
 
 
-def _walk(result: TraversalResult, reads: EdgeReads, plan: _Plan) -> tuple[bool, list[int]]:
-    """The hops, breadth first, until the plan, the depth or the budget ends them: (whether
-    the budget cut the walk, the last level reached)."""
+def _walk_and_finish(result: TraversalResult, reads: EdgeReads, plan: _Plan, types, counter):
+    """The hops, the frontier where a ceiling cut them, then paths, evidence and entries."""
+    cut, level = _walk(result, reads, plan)
+    if cut:
+        frontier = cut
+    elif level and (plan.planned is None or plan.depth_cap < plan.planned):
+        # Stopped by max_depth, not by the plan: cut only if some node could have gone on.
+        hops = plan.hops
+        nxt = hops[plan.depth_cap] if plan.depth_cap < len(hops) else hops[-1]
+        frontier = _Frontier(set(), level, _type_ids(nxt, types), nxt.direction, "max_depth")
+    else:
+        frontier = None
+    _finish(result, reads, frontier, counter)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block. A walk builds tens of thousands
+    of small tuples, lists and dicts and no reference cycle: reference counting frees them
+    all, while the collector, run every 700 allocations, scanned them again and again and
+    promoted them into the old generation, whose full collections (~100 ms with Django's
+    objects loaded) then fell on every few walks. Whoever switched it off already keeps it
+    off."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+@dataclass
+class _Frontier:
+    """Where a ceiling cut the walk: the nodes ``known`` to be cut, and the nodes ``asked``
+    about — cut if an allowed edge (``type_ids``, ``direction``) leads on to an entry not
+    reached — asked in the statement that reads the reached entries. ``limit`` is hit
+    (``max_depth``) only if some node is cut; ``max_expansions`` is hit already."""
+
+    known: set[int]
+    asked: list[int]
+    type_ids: list[int]
+    direction: str
+    limit: str
+
+
+def _walk(
+    result: TraversalResult, reads: EdgeReads, plan: _Plan
+) -> tuple[_Frontier | None, list[int]]:
+    """The hops, breadth first, until the plan, the depth or the budget ends them: (where
+    the budget cut the walk, if it did; the last level reached)."""
     budget = result.limits.max_expansions
     level = [result.start.pk]
     for d in range(plan.depth_cap):
@@ -365,10 +416,15 @@ def _walk(result: TraversalResult, reads: EdgeReads, plan: _Plan) -> tuple[bool,
         budget -= len(expanded)
         next_level = _expand(result, set(level), expanded, direction, d + 1)
         if len(rows) > len(expanded):  # the extra row: more edges than the budget allowed
-            _cut_by_budget(result, reads, plan, d, (level, next_level), rows, len(expanded))
-            return True, level
+            kept = len(expanded)
+            return _cut_by_budget(result, reads, plan, d, (level, next_level), rows, kept), level
         level = next_level
-    return False, level
+    return None, level
+
+
+_EDGE_ID = operator.itemgetter(0)
+# The (near end, far end) fields of an EdgeRow crossed in a direction, in the order tried.
+_ENDS = {"out": ((1, 2),), "in": ((2, 1),), "both": ((1, 2), (2, 1))}
 
 
 def _hop(reads: EdgeReads, level, type_ids, direction: str, limit: int) -> list[EdgeRow]:
@@ -377,22 +433,25 @@ def _hop(reads: EdgeReads, level, type_ids, direction: str, limit: int) -> list[
     among the rows read)."""
     if limit <= 0 or not level or not type_ids:
         return []
-    at = reads.times
+    at, new = reads.times, tuple.__new__  # (EdgeRow's own __new__ is a Python function)
     rows = [
-        EdgeRow(
-            i,
-            a,
-            b,
-            t,
-            note,
-            {} if ev == "{}" else evidence_of(ev),
-            None if vf is None else at[vf],
-            None if vt is None else at[vt],
-            at[rec],
+        new(
+            EdgeRow,
+            (
+                i,
+                a,
+                b,
+                t,
+                note,
+                {} if ev == "{}" else evidence_of(ev),
+                at[vf],
+                at[vt],
+                at[rec],
+            ),
         )
         for i, a, b, t, note, ev, vf, vt, rec in reads.hop(level, type_ids, direction, limit)
     ]
-    rows.sort(key=lambda row: row.id)
+    rows.sort(key=_EDGE_ID)
     return rows
 
 
@@ -401,23 +460,23 @@ def _expand(
 ) -> list[int]:
     """Record the nodes ``expanded`` reaches at ``depth`` and their parents; the new level."""
     next_level: list[int] = []
-    forward, backward = direction in ("out", "both"), direction in ("in", "both")
+    depth_of, parents, edges = result.depth, result.parents, result.edges
     for edge in expanded:
-        ends = []
-        if forward and edge.from_id in in_level:
-            ends.append((edge.from_id, edge.to_id))
-        if backward and edge.to_id in in_level:
-            ends.append((edge.to_id, edge.from_id))
-        for src, dst in ends:
-            known = result.depth.get(dst)
+        for near, far in _ENDS[direction]:
+            src = edge[near]
+            if src not in in_level:
+                continue
+            dst = edge[far]
+            known = depth_of.get(dst)
             if known is None:
-                result.depth[dst] = depth
-                result.parents[dst] = []
+                depth_of[dst] = depth
+                parents[dst] = [(src, edge[0])]
                 next_level.append(dst)
-            elif known != depth:
+            elif known == depth:
+                parents[dst].append((src, edge[0]))
+            else:
                 continue  # reached earlier: the visited set keeps the walk finite
-            result.parents[dst].append((src, edge.id))
-            result.edges[edge.id] = edge
+            edges[edge[0]] = edge
     return next_level
 
 
@@ -429,11 +488,11 @@ def _cut_by_budget(
     levels: tuple[list[int], list[int]],
     rows: list[EdgeRow],
     kept: int,
-) -> None:
+) -> _Frontier:
     """The budget ran out at hop ``d`` after expanding ``kept`` of the ``rows`` read: the
     frontier is the nodes of the level with an edge left unexpanded to an entry not reached
-    before, and the nodes of the next level that could go on. A node the extra row already
-    proves open needs no statement."""
+    before, and the nodes of the next level that could go on (asked with the entries). A
+    node the extra row already proves open needs no statement."""
     result.hit("max_expansions")
     level, next_level = levels
     direction = plan.hops[d].direction
@@ -447,13 +506,9 @@ def _cut_by_budget(
         reached=earlier,
     )
     if d + 1 < plan.depth_cap:
-        frontier |= reads.still_open(
-            next_level,
-            plan.type_ids[d + 1],
-            plan.hops[d + 1].direction,
-            reached=list(result.depth),
-        )
-    result.frontier = [pk for pk in result.depth if pk in frontier]
+        onward = plan.type_ids[d + 1], plan.hops[d + 1].direction
+        return _Frontier(frontier, next_level, *onward, "max_expansions")
+    return _Frontier(frontier, [], [], direction, "max_expansions")
 
 
 def _open_by(rows, level: set[int], earlier: set[int], direction: str, any_kind: bool) -> set:
@@ -471,8 +526,26 @@ def _open_by(rows, level: set[int], earlier: set[int], direction: str, any_kind:
     return found
 
 
-def _finish(result: TraversalResult, counter: TokenCounter = DEFAULT_COUNTER) -> None:
-    """Paths (up to max_paths), evidence (up to max_evidence_tokens) and the reached entries."""
+def _finish(
+    result: TraversalResult,
+    reads: EdgeReads,
+    frontier: _Frontier | None,
+    counter: TokenCounter = DEFAULT_COUNTER,
+) -> None:
+    """The reached entries and the frontier (one statement), then paths (up to max_paths) and
+    evidence (up to max_evidence_tokens)."""
+    if frontier is None:
+        rows = entry_rows(result.bank.pk, result.depth)
+    else:
+        asked = frontier.asked, frontier.type_ids, frontier.direction
+        rows, onward = reads.entries_and_open(list(result.depth), *asked)
+        cut = frontier.known | onward
+        if cut:
+            result.hit(frontier.limit)
+            result.frontier = [pk for pk in result.depth if pk in cut]
+    new = tuple.__new__
+    found = {row[0]: row for row in rows}
+    result.nodes = {pk: new(NodeInfo, found[pk][1:5]) for pk in result.depth}
     counts = {result.start.pk: 1}
     for pk, links in result.parents.items():  # discovery order: parents come first
         counts[pk] = counts[links[0][0]] if len(links) == 1 else sum(counts[p] for p, _ in links)
@@ -486,19 +559,22 @@ def _finish(result: TraversalResult, counter: TokenCounter = DEFAULT_COUNTER) ->
     # Evidence: answer-bearing edges first (in path order), then the rest of the walk's edges.
     order = list(dict.fromkeys(eid for _, edge_ids in result.paths for eid in edge_ids))
     on_paths = set(order)
-    order += [eid for eid in result.edges if eid not in on_paths]
-    budget = result.limits.max_evidence_tokens
-    for position, eid in enumerate(order):
-        cost = approx_tokens(result.edges[eid], counter)
-        if result.evidence_tokens + cost > budget:
+    edges = result.edges
+    order += [eid for eid in edges if eid not in on_paths]
+    blank = counter.count("")  # most edges: no note, no evidence
+    costs = [
+        blank if not edge[4] and not edge[5] else approx_tokens(edge, counter)
+        for edge in map(edges.__getitem__, order)
+    ]
+    budget, spent = result.limits.max_evidence_tokens, 0
+    for position, cost in enumerate(costs):
+        if spent + cost > budget:
             result.hit("max_evidence_tokens")
-            result.withheld = {
-                e for e in order[position:] if approx_tokens(result.edges[e], counter) > 0
-            }
+            rest = zip(order[position:], costs[position:], strict=True)
+            result.withheld = {eid for eid, c in rest if c > 0}
             break
-        result.evidence_tokens += cost
-    found = {pk: NodeInfo(*rest) for pk, *rest in entry_rows(result.bank.pk, result.depth)}
-    result.nodes = {pk: found[pk] for pk in result.depth}
+        spent += cost
+    result.evidence_tokens += spent
 
 
 def _kind_ids(bank: Bank, kinds: Sequence[str] | None) -> list[int] | None:

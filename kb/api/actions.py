@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from kb.actions.base import Action, Caller
 from kb.api.auth import AgentPrincipal, actor_for
+from kb.errors import KbError
 
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
@@ -45,6 +46,8 @@ def respond(action_class: type[Action], request, bank: str | None, **kwargs) -> 
     body = None
     if action_class.Input is not None and request.method in BODY_METHODS:
         body = request.data
+        if body is None:  # the JSON text `null` (an empty body reads as {}): not an object
+            raise KbError("The body must be a JSON object.", code="invalid_body")
     action = action_class.prepare(caller, bank, ids=ids, query=request.query_params, body=body)
     answer = action.run()
     return Response(answer.data, status=answer.status)

@@ -97,6 +97,10 @@ def _needs_content(schema, schemas: dict) -> bool:
     )
 
 
+# JSON Schema keywords whose branches constrain the object they sit on.
+COMBINATORS = ("anyOf", "oneOf", "allOf")
+
+
 def _close_objects(node, schemas: dict, seen: set) -> None:
     """``additionalProperties: false`` on every object of a JSON request body that lists its
     properties (a serializer), nested ones included: ``BankAPIView.json_body`` refuses any field
@@ -121,7 +125,14 @@ def _close_objects(node, schemas: dict, seen: set) -> None:
         if node.get(key) == {}:
             node[key] = dict(ANY_STORABLE)
     for key, value in node.items():
-        if key == "properties" and isinstance(value, dict):
+        if key in COMBINATORS and "properties" in node and isinstance(value, list):
+            # Branches beside the object's own properties (traverse: steps or relations) are
+            # more rules on the same object, not objects of their own: closing one would refuse
+            # every field it does not repeat. Only what they nest is closed.
+            for branch in value:
+                for schema in (branch.get("properties") or {}).values():
+                    _close_objects(schema, schemas, seen)
+        elif key == "properties" and isinstance(value, dict):
             for name, schema in value.items():
                 if schema == {} or set(schema) <= {"description"}:
                     value[name] = {**schema, **ANY_STORABLE}

@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, Func, Value
-from django.db.models.functions import Lower
+from django.db import connection
 from pgvector.django import CosineDistance
 
 from kb.errors import Conflict, InvalidInput
-from kb.models import Bank, Entry, EntryEmbedding, EntryStatus
+from kb.models import Bank, Entry, EntryEmbedding, EntryStatus, title_letters
 
 # How many nearest entries the vector arm reads before giving up on the number check.
 NEAREST = 5
@@ -94,21 +93,14 @@ def _title_letters(title: str) -> str:
 def _same_text(bank: Bank, title: str, content: str) -> DuplicateMatch | None:
     key_title = normalised_text(title)
     key_content = normalised_text(content)
-    # Narrow in SQL by the title's ASCII letters and digits; compare exactly in Python.
-    letters = Func(
-        Lower(
-            Func(F("title"), function="normalize", template="%(function)s(%(expressions)s, NFKC)")
-        ),
-        Value("[^a-z0-9]+"),
-        Value(""),
-        Value("g"),
-        function="regexp_replace",
-    )
+    # Narrow in SQL by the title's ASCII letters and digits (an index of the entry table has
+    # this key), compare exactly in Python.
     rows = (
         Entry.objects.filter(bank=bank)
         .exclude(status__in=_GONE)
-        .annotate(title_letters=letters)
-        .filter(title_letters=_title_letters(title))
+        .annotate(letters=title_letters())
+        .filter(letters=_title_letters(title))
+        .order_by("title")  # not the model's ordering: it joins the bank to sort by its slug
         .values_list("short_id", "title", "content")[:50]
     )
     for short_id, other_title, other_content in rows:
@@ -120,46 +112,133 @@ def _same_text(bank: Bank, title: str, content: str) -> DuplicateMatch | None:
     return None
 
 
-def _close_vectors(bank: Bank, text: str, threshold: float) -> DuplicateMatch | None:
-    from kb.services.embedding import embed_query
+@dataclass(frozen=True)
+class Neighbour:
+    """A live entry of the bank near a text by content vector (``distance``: cosine distance)."""
 
+    short_id: str
+    title: str
+    summary: str
+    content: str
+    distance: float
+
+
+# The nearest vectors are read first, without the entry table (joined first, to drop merged
+# and deleted rows, it was hashed whole — every bank's entries — on every write), then joined
+# for their texts and status; REACH more rows than asked for leave room for merged or deleted
+# entries among them, and when that room is not enough the statement of record runs (the same
+# answer, one statement more, rarely).
+REACH = 15
+_NEAREST_SQL = """
+SELECT e.short_id, e.title, e.summary, e.content, n.distance, e.status
+  FROM (SELECT entry_id, content <=> %(vec)s::vector AS distance
+          FROM kb_entryembedding
+         WHERE bank_id = %(bank)s AND content IS NOT NULL AND entry_id <> %(exclude)s
+         ORDER BY content <=> %(vec)s::vector
+         LIMIT %(reach)s) n
+  JOIN kb_entry e ON e.id = n.entry_id
+"""
+
+
+def nearest_entries(
+    bank: Bank, text: str, *, limit: int = NEAREST, exclude_pk: int | None = None
+) -> list[Neighbour]:
+    """The ``limit`` live entries of ``bank`` whose content vectors are nearest to ``text``'s,
+    nearest first, in one statement (see ``REACH``); what the duplicate check and the write
+    feedback both read.
+
+    The statement is ``ORDER BY distance LIMIT k`` with no bound on the distance: with the
+    bank's own HNSW index (a large bank) pgvector walks it and stops after ``k`` rows, where a
+    bound that few rows pass kept its iterative scan reading on to ``hnsw.max_scan_tuples``; a
+    smaller bank is scanned exactly. Callers apply their own floor to the rows (the nearest
+    ``k`` within a floor are the first rows within it)."""
+    from kb.services.embedding import embed_query, get_embedder, remembered_vector, vector_literal
+
+    if remembered_vector(get_embedder().name, text) is None and not _has_vectors(bank, exclude_pk):
+        return []  # nothing to compare with: the model is not even loaded
+    vector = embed_query(text)
+    reach = limit + REACH
+    params = {
+        "vec": vector_literal(vector),
+        "bank": int(bank.pk),
+        "exclude": exclude_pk or 0,
+        "reach": reach,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_NEAREST_SQL, params)
+        rows = cursor.fetchall()
+    live = [Neighbour(*row[:5]) for row in rows if row[5] not in _GONE]
+    if len(live) < limit and len(rows) == reach:
+        live = _nearest_of_record(bank, vector, limit, exclude_pk)
+    # pgvector's relaxed iterative scan may hand an index's rows slightly out of order.
+    return sorted(live, key=lambda near: near.distance)[:limit]
+
+
+def _live_vectors(bank: Bank, exclude_pk: int | None):
     stored = EntryEmbedding.objects.filter(bank=bank, content__isnull=False).exclude(
         entry__status__in=_GONE
     )
-    if not stored.exists():
-        return None  # nothing to compare with: the model is not even loaded
-    vector = embed_query(text)
+    return stored.exclude(entry_id=exclude_pk) if exclude_pk is not None else stored
+
+
+def _has_vectors(bank: Bank, exclude_pk: int | None) -> bool:
+    return _live_vectors(bank, exclude_pk).exists()
+
+
+def _nearest_of_record(bank: Bank, vector, limit: int, exclude_pk: int | None) -> list[Neighbour]:
+    """The nearest live entries by the plain statement (every live row of the bank joined)."""
     rows = (
-        stored.annotate(distance=CosineDistance("content", vector))
-        .filter(distance__lte=1 - threshold)
+        _live_vectors(bank, exclude_pk)
+        .annotate(distance=CosineDistance("content", vector))
         .order_by("distance")
         .values_list(
             "entry__short_id", "entry__title", "entry__summary", "entry__content", "distance"
-        )[:NEAREST]
+        )[:limit]
     )
-    for short_id, title, summary, content, distance in rows:
-        other = content_text(title, summary, content)
-        if is_duplicate_pair(text, other, 1 - distance, threshold):
-            return DuplicateMatch(short_id, title, round(1 - distance, 3), "vectors")
+    return [Neighbour(*row) for row in rows]
+
+
+def _close_vectors(text: str, nearest: list[Neighbour], threshold: float) -> DuplicateMatch | None:
+    for near in nearest:
+        if near.distance > 1 - threshold:
+            continue
+        other = content_text(near.title, near.summary, near.content)
+        if is_duplicate_pair(text, other, 1 - near.distance, threshold):
+            return DuplicateMatch(near.short_id, near.title, round(1 - near.distance, 3), "vectors")
     return None
 
 
-def find_duplicate(bank: Bank, values: dict[str, Any]) -> DuplicateMatch | None:
-    """The existing entry of ``bank`` that ``values`` (a cleaned entry payload) duplicates."""
+def duplicate_text(values: dict[str, Any]) -> str:
+    """The text the vector arm compares for ``values`` (a cleaned entry payload)."""
+    return content_text(
+        values.get("title") or "", values.get("summary") or "", values.get("content") or ""
+    )
+
+
+def find_duplicate(
+    bank: Bank, values: dict[str, Any], nearest: list[Neighbour] | None = None
+) -> DuplicateMatch | None:
+    """The existing entry of ``bank`` that ``values`` (a cleaned entry payload) duplicates.
+    ``nearest``: the text's nearest entries when the caller read them already
+    (:func:`nearest_entries`, at least ``NEAREST``)."""
     title = values.get("title") or ""
     content = values.get("content") or ""
     match = _same_text(bank, title, content)
     if match is not None:
         return match
-    text = content_text(title, values.get("summary") or "", content)
+    text = duplicate_text(values)
     if not text.strip():
         return None
-    return _close_vectors(bank, text, settings.KB_DUPLICATE_REFUSE_MIN)
+    if nearest is None:
+        nearest = nearest_entries(bank, text)
+    return _close_vectors(text, nearest[:NEAREST], settings.KB_DUPLICATE_REFUSE_MIN)
 
 
-def refuse_duplicate(bank: Bank, values: dict[str, Any]) -> None:
+def refuse_duplicate(
+    bank: Bank, values: dict[str, Any], nearest: list[Neighbour] | None = None
+) -> None:
     """Raise ``duplicate_entry`` (409) when ``values`` duplicates an entry of ``bank``."""
-    match = find_duplicate(bank, values)
+    match = find_duplicate(bank, values, nearest)
     if match is None:
         return
     how = (

@@ -8,13 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from kb import audit
 from kb.entry_limits import EntryLimits, item_too_long_message, limits_for, too_long_message
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryKind, EntryStatus, OperationKind
-from kb.services.duplicates import refuse_duplicate
+from kb.services.duplicates import Neighbour, refuse_duplicate
 from kb.unit_of_work import unit_of_work
 
 EDITABLE_FIELDS = (
@@ -37,8 +38,9 @@ IMPORT_ONLY_FIELDS = ("id", "status", "type")
 
 def kinds_for_bank(bank: Bank) -> dict[str, EntryKind]:
     """The bank's kind vocabulary: the core kinds plus the bank's own (which win on a clash)."""
-    kinds = {k.name: k for k in EntryKind.objects.filter(bank__isnull=True)}
-    kinds.update({k.name: k for k in EntryKind.objects.filter(bank=bank)})
+    rows = list(EntryKind.objects.filter(Q(bank__isnull=True) | Q(bank=bank)))
+    kinds = {k.name: k for k in rows if k.bank_id is None}
+    kinds.update({k.name: k for k in rows if k.bank_id is not None})
     return kinds
 
 
@@ -337,11 +339,14 @@ def create_entry(
     reason: str = "",
     allow_duplicate: bool = False,
     linker: Callable[[Bank, Entry, list], Any] | None = None,
+    nearest: list[Neighbour] | None = None,
 ) -> Entry:
     """Create an entry from a validated payload (see :func:`clean_entry_data`).
 
     A near-exact duplicate of an entry of the bank is refused (409 ``duplicate_entry``, see
-    :mod:`kb.services.duplicates`) unless ``allow_duplicate``. ``connections`` are written by
+    :mod:`kb.services.duplicates`) unless ``allow_duplicate``; ``nearest`` are the entries
+    nearest to its content text when the caller read them already (the write feedback reads
+    the same rows). ``connections`` are written by
     ``linker`` (``(bank, entry, connections)``, inside this operation): the graph app's create
     action passes its own, kb has none."""
     values = dict(data)
@@ -352,14 +357,15 @@ def create_entry(
             code="not_supported_yet",
             fields={"connections": "Not supported yet."},
         )
-    with unit_of_work(bank, OperationKind.CREATE, reason=reason, actor=actor) as op:
+    short_id = unique_short_id(bank)
+    with unit_of_work(bank, OperationKind.CREATE, reason=reason, actor=actor, entry=short_id) as op:
         check_entry_values(bank, values)
         if not allow_duplicate:
-            refuse_duplicate(bank, values)
-        entry = Entry(bank=bank, created_by=op.actor, **values)
-        entry.short_id = unique_short_id(bank)
+            refuse_duplicate(bank, values, nearest)
+        entry = Entry(bank=bank, created_by=op.actor, short_id=short_id, **values)
         entry.save()
-        audit.record(op, entry=entry.short_id)
+        if op.details.get("entry") != short_id:  # a joined operation: add it to its details
+            audit.record(op, entry=short_id)
         if connections:
             # The entry and its edges land together: any bad connection rolls back the entry.
             linker(bank, entry, connections)
@@ -392,7 +398,7 @@ def _embed_new_entry(entry: Entry) -> None:
 
     embedder = get_embedder()
     if in_forward_pass(embedder.name, dimension_texts(entry).values()):
-        embed_entries([entry], embedder=embedder)
+        embed_entries([entry], embedder=embedder, force=True)  # new: no vectors to compare
     else:
         schedule_embedding([entry.pk])
 

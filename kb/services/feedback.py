@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from pgvector.django import CosineDistance
 
-from kb.models import Bank, Entry, EntryEmbedding, EntryStatus
-from kb.services.embedding import dimension_texts, embed_query
+from kb.models import Bank, Entry
+from kb.services.duplicates import Neighbour, nearest_entries
+from kb.services.embedding import dimension_texts
 
 SIMILAR_LIMIT = 3
 
@@ -58,32 +58,33 @@ def note_warnings(connections: list | None, prefix: str = "connections") -> list
     ]
 
 
-def similar_entries(bank: Bank, entry: Entry, *, limit: int = SIMILAR_LIMIT) -> list[dict]:
+def similar_entries(
+    bank: Bank, entry: Entry, *, limit: int = SIMILAR_LIMIT, nearest: list[Neighbour] | None = None
+) -> list[dict]:
     """Live entries of ``bank`` whose content vector is close to ``entry``'s text (cosine
-    similarity ≥ ``KB_SIMILAR_MIN``), best first. One embedding and one statement."""
+    similarity ≥ ``KB_SIMILAR_MIN``), best first. ``nearest``: the entries nearest to that text
+    as the write's duplicate check read them before ``entry`` existed (at least ``limit``);
+    otherwise one embedding and one statement."""
     text = dimension_texts(entry)["content"]
     if not text.strip():
         return []
-    vector = embed_query(text)
+    if nearest is None:
+        nearest = nearest_entries(bank, text, limit=limit, exclude_pk=entry.pk)
     floor = settings.KB_SIMILAR_MIN
-    rows = (
-        EntryEmbedding.objects.filter(bank=bank, content__isnull=False)
-        .exclude(entry_id=entry.pk)
-        .exclude(entry__status__in=[EntryStatus.MERGED, EntryStatus.DELETED])
-        .annotate(distance=CosineDistance("content", vector))
-        .filter(distance__lte=1 - floor)
-        .order_by("distance")
-        .values_list("entry__short_id", "entry__title", "distance")[:limit]
-    )
     return [
-        {"id": short_id, "title": title, "score": round(1 - distance, 3)}
-        for short_id, title, distance in rows
-    ]
+        {"id": near.short_id, "title": near.title, "score": round(1 - near.distance, 3)}
+        for near in nearest
+        if near.distance <= 1 - floor
+    ][:limit]
 
 
-def entry_feedback(bank: Bank, entry: Entry, connections: list | None) -> WriteFeedback:
+def entry_feedback(
+    bank: Bank, entry: Entry, connections: list | None, nearest: list[Neighbour] | None = None
+) -> WriteFeedback:
+    """Warnings and similar entries for a new ``entry`` (``nearest``: see
+    :func:`similar_entries`)."""
     feedback = WriteFeedback(warnings=note_warnings(connections))
-    feedback.similar = similar_entries(bank, entry)
+    feedback.similar = similar_entries(bank, entry, nearest=nearest)
     top = feedback.similar[0] if feedback.similar else None
     if top is not None and top["score"] >= settings.KB_DUPLICATE_MIN:
         feedback.warnings.append(

@@ -34,6 +34,13 @@ MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of the model
 OPSET = 17
 STAMP_NAME = "minilm.onnx.stamp.json"
 MODEL_NAME = "minilm.onnx"
+# The opt-in int8 variant (KB_ONNX_QUERY_INT8): the exported graph with its weights dynamically
+# quantised (per channel, signed 8 bit; activations quantised per call), made from MODEL_NAME
+# at set-up. Its vectors are close to the float ones but not equal (cosine about 0.99, README
+# "The model runtime"), so it serves only query texts, never the stored vectors.
+INT8_MODEL_NAME = "minilm.int8.onnx"
+INT8_STAMP_NAME = "minilm.int8.onnx.stamp.json"
+INT8_RECIPE = "quantize_dynamic, per-channel QInt8 weights, every quantisable op"
 # The encoder is exported with plain ("eager") attention, whose pattern ONNX Runtime's
 # transformer optimizer recognises: it fuses each layer's attention into one Attention node,
 # the embeddings and their layer norm into EmbedLayerNormalization, and the residual adds into
@@ -175,6 +182,52 @@ def _fuse(source: Path, target: Path, config) -> None:
     fused.save_model_to_file(str(target))
 
 
+def _int8_stamp(model_dir: Path) -> dict:
+    import importlib.metadata as md
+
+    return {
+        "float_stamp": (model_dir / STAMP_NAME).read_text(),
+        "onnxruntime": md.version("onnxruntime"),
+        "recipe": INT8_RECIPE,
+    }
+
+
+def int8_is_current(model_dir: Path | None = None) -> bool:
+    """True when the int8 graph exists and was made from the current float export."""
+    model_dir = model_dir or default_model_dir()
+    stamp = model_dir / INT8_STAMP_NAME
+    if not export_is_current(model_dir) or not (model_dir / INT8_MODEL_NAME).is_file():
+        return False
+    try:
+        return json.loads(stamp.read_text()) == _int8_stamp(model_dir)
+    except (OSError, ValueError):
+        return False
+
+
+def quantize_model(model_dir: Path | None = None, *, force: bool = False) -> tuple[Path, bool]:
+    """The int8 variant of the current export (``INT8_RECIPE``); returns (path, made now).
+    Idempotent like :func:`export_model`, written beside its name and renamed."""
+    from onnx import TensorProto
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model_dir = model_dir or default_model_dir()
+    target = model_dir / INT8_MODEL_NAME
+    if not force and int8_is_current(model_dir):
+        return target, False
+    partial = model_dir / (INT8_MODEL_NAME + ".partial")
+    quantize_dynamic(
+        str(model_dir / MODEL_NAME),
+        str(partial),
+        per_channel=True,
+        weight_type=QuantType.QInt8,
+        # the fused graph's contrib ops defeat shape inference: their outputs are float
+        extra_options={"DefaultTensorType": TensorProto.FLOAT},
+    )
+    os.replace(partial, target)
+    (model_dir / INT8_STAMP_NAME).write_text(json.dumps(_int8_stamp(model_dir), indent=1) + "\n")
+    return target, True
+
+
 class OnnxMiniLM:
     """The exported graph run by ONNX Runtime, with the model's own fast tokenizer.
 
@@ -263,11 +316,22 @@ def load_onnx_minilm(
     threads: int,
     batch_size: int,
     token_budget: int = TOKEN_BUDGET,
+    int8: bool = False,
 ):
-    """The ONNX runtime model, or None (with a log line saying why) when it cannot be used:
-    no export, an export from other weights, or onnxruntime missing."""
+    """The ONNX runtime model (``int8``: the quantised variant), or None (with a log line
+    saying why) when it cannot be used: no export, an export from other weights, or
+    onnxruntime missing."""
     model_dir = model_dir or default_model_dir()
     try:
+        if int8:
+            if not int8_is_current(model_dir):
+                logger.warning(
+                    "embedding: no current int8 variant in %s; queries use the float model. "
+                    "Run `manage.py export_onnx_model --int8`.",
+                    model_dir,
+                )
+                return None
+            return OnnxMiniLM(model_dir / INT8_MODEL_NAME, threads=threads, batch_size=batch_size)
         if not export_is_current(model_dir):
             logger.warning(
                 "embedding: no current ONNX export of all-MiniLM-L6-v2 in %s; using PyTorch. "

@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.test import RequestFactory
 from django.utils import timezone
 
+from graph.actions.curation import SplitEntry
 from graph.analytics.communities import build_communities, community_of
 from graph.analytics.stats import graph_stats, nearest_rank
 from graph.api.analytics_views import stats_page
@@ -22,6 +23,7 @@ from graph.edges.vocab import edge_types_for_bank
 from graph.models import Alias, Community, CommunityMembership, Edge, EdgeEmbedding
 from graph.retrieval.facts import embed_edge_notes, search_facts
 from graph.retrieval.ppr import k_hop_subgraph, ppr
+from kb.actions.base import Caller
 from kb.errors import InvalidInput, NotFound
 from kb.models import Entry, EntryKind, EntryStatus
 
@@ -411,7 +413,7 @@ def test_split_creates_parts_moves_chosen_edges_and_reverts_exactly(bank, broad_
             {"title": "Payment retries", "content": "How retries work.", "kind": "recipe"},
             {"title": "Refunds", "content": "How refunds work.", "key": "topic:refunds"},
         ],
-        edges={str(cited.pk): 0, str(corrects.pk): 1, str(stays.pk): "keep"},
+        edges={cited.pk: 0, corrects.pk: 1, stays.pk: "keep"},
         reason="Two topics in one entry.",
     )
     retries, refunds = result.parts
@@ -445,12 +447,20 @@ def test_split_validates_parts_and_edge_assignments(bank, broad_entry, make_entr
         ([{"title": "ok"}], [cited.pk], "edges"),
     ]
     count = Entry.objects.filter(bank=bank).count()
+
+    def split(parts, edges, reason="why"):
+        # The action: its declaration checks the body's shape, the service the bank's side.
+        body = {"parts": parts, "reason": reason, **({"edges": edges} if edges is not None else {})}
+        caller = Caller.system(via="command")
+        return SplitEntry.prepare(caller, bank, ids={"id": original.short_id}, body=body).run()
+
     for parts, edges, field in cases:
         with pytest.raises(InvalidInput) as exc:
-            split_entry(bank, original.short_id, parts, edges=edges, reason="why")
-        assert field in exc.value.fields, (field, exc.value.fields)
-    with pytest.raises(InvalidInput):
-        split_entry(bank, original.short_id, [{"title": "ok"}], reason="")
+            split(parts, edges)
+        assert exc.value.code == "invalid_split" and field in exc.value.fields, exc.value.fields
+    with pytest.raises(InvalidInput) as exc:
+        split([{"title": "ok"}], None, reason="")
+    assert exc.value.code == "reason_required"
     assert Entry.objects.filter(bank=bank).count() == count  # nothing was written
 
 

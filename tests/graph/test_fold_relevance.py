@@ -115,6 +115,32 @@ def test_a_bank_that_redefines_supersedes_still_pins_its_replacements(
     assert firsts[b.short_id]["id"] == new.short_id and firsts[b.short_id]["replacement"]
 
 
+def test_correctors_of_the_core_type_and_the_banks_own_are_both_found(bank, make_entry, linked):
+    """The corrector read names each correction type id as a literal arm (one per type, read
+    by the fold's first statement): both types count, no type means no corrector, and the
+    lookup by name (no ids given) finds the same."""
+    from graph.models import EdgeType
+    from graph.retrieval.fold import edges_among, neighbors_of
+
+    core = EdgeType.objects.get(bank=None, name="corrects")
+    a, b, plain = make_entry("Corrected by core"), make_entry("Corrected by own"), make_entry("P")
+    fix_a = make_entry("Correction written with the core type")
+    linked(fix_a, a, "corrects")
+    own = EdgeType.objects.create(bank=bank, name="corrects", fold_role=core.fold_role)
+    fix_b = make_entry("Correction written with the bank's own type")
+    linked(fix_b, b, "corrects")
+    types = edges_among(bank, [a.pk, b.pk]).correction_types
+    assert types == sorted([core.pk, own.pk])
+    results = [a.pk, b.pk, plain.pk]
+    expected = {a.pk: [fix_a.short_id], b.pk: [fix_b.short_id]}
+    assert neighbors_of(bank, results, results, 2, correction_types=types).correctors == expected
+    assert neighbors_of(bank, results, results, 2, correction_types=None).correctors == expected
+    assert neighbors_of(bank, results, results, 2, correction_types=[core.pk]).correctors == {
+        a.pk: [fix_a.short_id]
+    }
+    assert neighbors_of(bank, results, results, 2, correction_types=[]).correctors == {}
+
+
 def test_the_fold_statements_are_prepared_and_answer_the_same_unprepared(
     bank, make_entry, linked, ranked, hashing_embedder, settings
 ):
@@ -130,7 +156,7 @@ def test_the_fold_statements_are_prepared_and_answer_the_same_unprepared(
         statements = [row[0] for row in cursor.fetchall()]
     assert len(statements) == 2, statements  # one each, reused by the later queries
     assert any("WITH qv AS" in s for s in statements)
-    assert any("WITH sup AS" in s for s in statements)
+    assert any("WITH types AS" in s for s in statements)
     raw = connection.connection
     assert raw.prepare_threshold is None  # left as Django sets it, between the two statements
     assert not raw._prepared._counts  # the ORM's statements were not counted or cached

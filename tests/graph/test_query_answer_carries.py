@@ -164,6 +164,24 @@ def test_noted_edges_past_the_slots_come_as_hop_lines(bank, make_entry, linked, 
         assert hop["direction"] == "in" and hop["relation"] == "clarifies"
 
 
+def test_hop_lines_go_to_the_first_results_only(bank, make_entry, linked, ranked):
+    from graph.retrieval.relevance import HOP_RESULTS
+
+    tops = [make_entry(f"Top result {i}") for i in range(HOP_RESULTS + 2)]
+    for t, top in enumerate(tops):
+        for i in range(6):
+            other = make_entry(f"Spoke {t}-{i}")
+            linked(other, top, "clarifies", note=f"Distinct note {t}-{i} on why it matters.")
+    ranked(*tops)
+    params = QueryParams("top result", limit=len(tops), neighbors=3, budget_tokens=50_000)
+    body = run_query(bank, params, record=False)
+    assert [r["id"] for r in body["results"]] == [t.short_id for t in tops]
+    hops = [len(r.get("hops") or ()) for r in body["results"]]
+    assert hops == [3] * HOP_RESULTS + [0, 0], hops  # six noted edges: three slots, three hops
+    assert all(len(r["neighbors"]) == 3 for r in body["results"])
+    assert body["stats"]["hops_cut"] == 0  # nothing past the cap of the results that get hops
+
+
 def test_the_note_words_rank_the_hop_the_question_needs(bank, make_entry, linked, ranked):
     a = make_entry("Recipe for the payment gateway")
     crowd = [make_entry(f"Crowd entry {i}") for i in range(20)]

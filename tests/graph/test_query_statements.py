@@ -1,6 +1,7 @@
 """POST /query end to end in a pinned number of statements (issue 12 item 4): the token, its
-bank and the rate-limit count, the search, the pool's entries, the fold's two statements, and
-one statement for usage plus the query log — whatever the answer holds."""
+bank and the rate-limit count, the search, the fold's two statements with the entries the
+answer shows read between them (after the plan says which), and one statement for usage plus
+the query log — whatever the answer holds."""
 
 import pytest
 from django.db import connection, transaction
@@ -69,8 +70,8 @@ def test_post_query_takes_a_fixed_number_of_statements(linked_bank, token_client
             "token+bank",
             "rate",
             "search",
-            "entries",
             "edges",
+            "entries",
             "neighbours",
             "usage+log",
         ], labels

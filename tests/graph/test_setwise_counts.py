@@ -130,7 +130,7 @@ def star(bank, n: int, tag: str) -> Entry:
 def split_revert_delete(bank, n: int, tag: str) -> tuple[int, int, int]:
     centre = star(bank, n, tag)
     current = Edge.objects.filter(bank=bank, invalidated_at__isnull=True)
-    moves = {str(e.pk): i % 2 for i, e in enumerate(current.filter(to_entry=centre))}
+    moves = {e.pk: i % 2 for i, e in enumerate(current.filter(to_entry=centre))}
     split, outcome = count(
         lambda: split_entry(
             bank,

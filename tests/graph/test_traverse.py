@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from graph.models import Edge, EdgeType
+from graph.traversal import walk
 from graph.traversal.questions import approvals_required_for, dependents_of, owners_of
 from graph.traversal.walk import Limits, Step, traverse
 from kb.errors import InvalidInput
@@ -327,3 +330,32 @@ def test_approvals_required_for_follows_the_documented_rule(bank, settlement):
         "Policy A",
         "Risk approver",
     ]
+
+
+def test_the_collector_is_paused_only_for_the_walk(bank, g, monkeypatch):
+    """The cyclic collector is off while the walk runs, on again after it (an error
+    included), and left off when the caller had switched it off."""
+    g.link("A", "B")
+    seen = []
+    original = walk._walk
+
+    def spy(*args):
+        seen.append(gc.isenabled())
+        return original(*args)
+
+    monkeypatch.setattr(walk, "_walk", spy)
+    traverse(bank, g["A"], Step(("see_also",)))
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(InvalidInput):
+        traverse(bank, g["A"], Step(("no_such_relation",)))
+    monkeypatch.setattr(walk, "_walk", lambda *args: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        traverse(bank, g["A"], Step(("see_also",)))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with walk.collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

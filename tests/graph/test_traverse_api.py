@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from graph.resolution.aliases import add_alias, resolve
+from graph.traversal.walk import DEFAULT_DEPTH
 from kb.models import Entry
 from tests.graph.traverse_support import SIGN_OFF, Graph
 
@@ -78,6 +81,20 @@ def test_api_traverse_shape(client_rw, bank, settlement):
     }
     assert all(isinstance(eid, int) for p in data["paths"] for eid in p["edges"])
     assert data["searched"]["bank"] == "acme" and data["searched"]["truncated"] is False
+
+
+def test_api_traverse_reads_the_vocabulary_once(client_rw, bank, settlement):
+    """The request is checked against the bank's relations and the walk uses the same read."""
+    body = {
+        "start": settlement["Settlement connector"].short_id,
+        "steps": [{"relations": list(s.relations), "direction": s.direction} for s in SIGN_OFF],
+    }
+    with CaptureQueriesContext(connection) as ctx:
+        response = client_rw.post(url("acme", "traverse"), body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["counts"]["paths"] == 7
+    vocabulary = [q for q in ctx.captured_queries if '"graph_edgetype"' in q["sql"]]
+    assert len(vocabulary) == 1
 
 
 def test_api_start_by_key_name_alias_and_relations_mode(client_rw, bank, g):
@@ -246,3 +263,65 @@ def test_kinds_allow_list_limits_what_the_walk_reaches(client_rw, bank, make_ent
     assert "nope" in unknown.json()["error"]["fields"]["kinds"]
     empty = client_rw.post(url("acme", "traverse"), {**body, "kinds": []}, format="json")
     assert_error(empty, 400, "invalid_kinds")
+
+
+@pytest.mark.parametrize(
+    ("patch", "code", "message", "field"),
+    [
+        (
+            {"steps": [{"relations": ["cites"], "direction": "up"}], "relations": None},
+            "invalid_direction",
+            "steps[0].direction must be one of out, in, both.",
+            "steps[0].direction",
+        ),
+        (
+            {"steps": [{"relations": ["cites"]}, {"relations": []}], "relations": None},
+            "invalid_relations",
+            "steps[1].relations must be a non-empty list of relation names.",
+            "steps[1].relations",
+        ),
+        (
+            {"steps": [{"direction": "in"}], "relations": None},
+            "invalid_relations",
+            "steps[0].relations must be a non-empty list of relation names.",
+            "steps[0].relations",
+        ),
+        (
+            {"max_paths": "7"},
+            "invalid_limit",
+            "max_paths must be a whole number from 1 to 10,000.",
+            "max_paths",
+        ),
+        ({"relations": [5]}, "invalid_relations", None, "relations"),
+        ({"kinds": [3]}, "invalid_kinds", None, "kinds"),
+        ({"start": {"id": "   "}}, "invalid_start", None, "start"),
+        ({"start": None}, "invalid_start", None, "start"),
+        ({"as_of": 5}, "invalid_time", "as_of must be a string.", "as_of"),
+    ],
+)
+def test_the_declaration_refuses_with_the_contracts_codes(
+    client_rw, bank, g, patch, code, message, field
+):
+    """The traverse body is validated by its declaration (issue 23): each refusal keeps the
+    code, the message and the field path the service gave before."""
+    g.link("S", "T", "cites")
+    body = {"start": g["S"].short_id, "relations": ["cites"], **patch}
+    error = assert_error(client_rw.post(url("acme", "traverse"), body, format="json"), 400, code)
+    assert field in error["fields"], error
+    if message:
+        assert error["message"] == message
+
+
+def test_a_missing_start_and_null_limits(client_rw, bank, g):
+    g.link("S", "T", "cites")
+    missing = client_rw.post(url("acme", "traverse"), {"relations": ["cites"]}, format="json")
+    error = assert_error(missing, 400, "invalid_start")
+    assert error["message"] == "start is required." and error["fields"] == {"start": "Required."}
+    body = {"start": g["S"].short_id, "relations": [" cites", "cites"], "max_paths": None}
+    response = client_rw.post(url("acme", "traverse"), body, format="json")
+    assert response.status_code == 200, response.content
+    searched = response.json()["searched"]
+    # Null limits are their defaults; relations are stripped and deduplicated; a walk by
+    # relations goes the default depth.
+    assert searched["relations"] == ["cites"] and searched["limits"]["max_paths"] == 25
+    assert searched["max_depth"] == DEFAULT_DEPTH

@@ -168,3 +168,44 @@ def test_admin_add_form_refuses_and_the_checkbox_stores(admin_client, bank):
     assert Entry.objects.filter(bank=bank, title=RECIPE["title"]).count() == 2
     change = admin_client.get(reverse("admin:kb_entry_change", args=[first.pk]))
     assert b"allow_duplicate" not in change.content  # an edit is not a new entry
+
+
+def test_nearest_entries_reads_past_merged_and_deleted_neighbours(
+    bank, other_bank, hashing_embedder, django_assert_num_queries
+):
+    """The nearest vectors are read first and joined for their status after: when merged or
+    deleted entries crowd the rows read (more than ``REACH`` of them), the statement of record
+    answers instead, so the live nearest are the same either way; another bank's identical
+    entries are never read."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from kb.services.duplicates import REACH, _nearest_of_record, nearest_entries
+    from kb.services.embedding import embed_query, one_forward_pass
+
+    text = "Rotate the staging credentials after the vault job"
+    payload = {"title": text, "content": "", "kind": "fact", "lifetime": {"durable": True}}
+    gone = [write(bank, payload, allow_duplicate=True) for _ in range(REACH + 2)]
+    write(other_bank, payload)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+    live = [  # ever further from the text: no ties at the cut
+        write(bank, dict(payload, title=f"{text} {' '.join(words[:k])}")) for k in range(1, 7)
+    ]
+    embed_entries(Entry.objects.all())
+    Entry.objects.filter(pk__in=[e.pk for e in gone[:-1]]).update(status="deleted")
+    vector = embed_query(text)
+    with one_forward_pass([text]), CaptureQueriesContext(connection) as crowded:
+        near = nearest_entries(bank, text, limit=5)
+    assert [n.short_id for n in near] == [
+        n.short_id for n in _nearest_of_record(bank, vector, 5, None)
+    ]
+    assert near[0].short_id == gone[-1].short_id  # the live copy, at distance 0
+    assert {n.short_id for n in near} <= {e.short_id for e in [gone[-1], *live]}
+    assert len(crowded.captured_queries) == 2  # the rows read, then the statement of record
+    Entry.objects.filter(pk__in=[e.pk for e in gone[:-1]]).update(status="merged")
+    with one_forward_pass([text]), django_assert_num_queries(2):
+        assert len(nearest_entries(bank, text, limit=5)) == 5
+    Entry.objects.filter(pk__in=[e.pk for e in gone[:-1]]).update(status="live")
+    with one_forward_pass([text]), django_assert_num_queries(1):
+        near = nearest_entries(bank, text, limit=5)
+    assert all(n.distance < 1e-6 for n in near)  # five of the identical copies, one statement

@@ -109,3 +109,39 @@ def test_lifecycle_multipliers():
         0.2
     )
     assert lifecycle_multiplier("live", now, dt.date(2026, 5, 1), now) == 0.35
+
+
+def test_a_misspelt_title_is_found_by_trigram_only_at_the_threshold(bank, make_entry):
+    """Full text misses a misspelt title; the trigram arm finds it when the whole query is
+    close to the title (similarity >= TRIGRAM_THRESHOLD), and not when it is only near."""
+    from django.db import connection
+
+    from kb.services.search import TRIGRAM_THRESHOLD
+
+    title = "Kubernetes ingress certificate rotation"
+    entry = make_entry(title, content="Rotate the wildcard certificate before it lapses.")
+    close, near = "Kubernetes ingres certficate rotaton", "Kubernetes ingress tls expiry"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT similarity(%s, %s), similarity(%s, %s)", [title, close, title, near])
+        sim_close, sim_near = cursor.fetchone()
+    assert sim_close >= TRIGRAM_THRESHOLD > sim_near >= 0.3  # near passes pg_trgm's default
+    hits = search_entries(bank, close, limit=5, lexical=True).hits
+    found = [h for h in hits if h.entry_id == entry.pk and "lexical" in h.matched_by]
+    assert found and found[0].lexical_score == pytest.approx(sim_close, abs=1e-6)
+    hits = search_entries(bank, near, limit=5, lexical=True).hits
+    assert not [h for h in hits if h.entry_id == entry.pk and "lexical" in h.matched_by]
+
+
+def test_the_sessions_trigram_threshold_is_the_searchs():
+    """The title-trigram arm's index condition (``%``) reads the session's threshold
+    (config/settings.py sets it): above the search's own it would drop titles the search
+    keeps, below it the index reads more for rows the explicit filter drops."""
+    from django.db import connection
+
+    from kb.services.search import TRIGRAM_THRESHOLD
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT similarity('a', 'a'), current_setting('pg_trgm.similarity_threshold')"
+        )
+        assert float(cursor.fetchone()[1]) == TRIGRAM_THRESHOLD

@@ -131,6 +131,8 @@ def test_make_run_serves_and_a_rest_import_runs_on_its_worker(
         KB_WEB_WORKERS="2",
         KB_WORKER_CONCURRENCY="1",  # one task at a time: a second job waits, queued
     )
+    # make run's set-up step for this run dir: the settings only read the key it writes.
+    subprocess.run([sys.executable, "-m", "config.serving.secret"], cwd=ROOT, env=env, check=True)
     runner = start_runner(env, ROOT / "Procfile", port, log, "--stop-timeout", "30")
     url = f"http://127.0.0.1:{port}"
     try:

@@ -18,7 +18,7 @@ from django.db import OperationalError
 from django.test import Client
 
 from config.serving.logging import JsonFormatter, RequestContextFilter
-from config.serving.secret import load_or_create_secret_key
+from config.serving.secret import read_secret_key
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db
@@ -180,17 +180,16 @@ def test_pages_answer_503_when_the_database_is_away_in_middleware(monkeypatch):
     assert api.json()["error"]["code"] == "service_unavailable"
 
 
-def test_secret_key_is_generated_once_and_shared(tmp_path, monkeypatch):
-    monkeypatch.delenv("DJANGO_SECRET_KEY", raising=False)
-    script = (
-        "import sys; from pathlib import Path; "
-        "from config.serving.secret import load_or_create_secret_key as k; "
-        "print(k(Path(sys.argv[1])))"
-    )
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SECRET_KEY"}
+def test_secret_key_is_generated_once_by_setup_and_only_read_by_the_settings(tmp_path):
+    """``make setup``'s step writes the key once (six at a time: one wins, mode 0600); the
+    settings read it, or DJANGO_SECRET_KEY; with neither they write nothing and, outside
+    development and tests, stop with a sentence saying how to make one."""
+    run = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KB_", "DJANGO_"))}
+    env.update(KB_RUNDIR=str(run), DJANGO_SETTINGS_MODULE="config.settings")
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", script, str(tmp_path / "run")],
+            [sys.executable, "-m", "config.serving.secret"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -198,20 +197,31 @@ def test_secret_key_is_generated_once_and_shared(tmp_path, monkeypatch):
         )
         for _ in range(6)
     ]
-    keys = {p.communicate(timeout=60)[0].strip() for p in procs}
-    assert len(keys) == 1 and len(keys.pop()) >= 50
-    stored = tmp_path / "run" / "secret_key"
-    assert stored.stat().st_mode & 0o777 == 0o600
-    assert load_or_create_secret_key(tmp_path / "run") == stored.read_text().strip()
-    configured = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); "
-         "from django.conf import settings; print(settings.SECRET_KEY)"],
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "config.settings", "KB_RUNDIR": str(tmp_path / "run"),
-             "DJANGO_SECRET_KEY": "from-the-environment"},
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+    said = [p.communicate(timeout=60)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert sum(line.startswith("Generated") for line in said) == 1, said
+    stored = run / "secret_key"
+    key = stored.read_text().strip()
+    assert len(key) >= 50 and stored.stat().st_mode & 0o777 == 0o600
+    assert read_secret_key(run) == key
+
+    def settings_key(**extra) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", "import django; django.setup(); "
+             "from django.conf import settings; print(settings.SECRET_KEY)"],
+            cwd=ROOT, env={**env, **extra}, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    assert settings_key().stdout.strip().splitlines()[-1] == key
+    configured = settings_key(DJANGO_SECRET_KEY="from-the-environment")
     assert configured.stdout.strip().splitlines()[-1] == "from-the-environment"
+    empty = tmp_path / "empty"
+    absent = settings_key(KB_RUNDIR=str(empty))
+    assert absent.returncode != 0
+    assert "No secret key: set DJANGO_SECRET_KEY, or run `make setup`" in absent.stderr
+    development = settings_key(KB_RUNDIR=str(empty), DJANGO_DEBUG="1")
+    assert development.returncode == 0, development.stderr
+    assert not empty.exists()  # the settings wrote nothing, in either case
 
 
 def _settings_in_subprocess(**env) -> dict:

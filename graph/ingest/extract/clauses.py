@@ -62,7 +62,7 @@ PRONOUNS = {"it", "they", "we", "he", "she", "you", "i", "one", "someone", "ever
 NP_FOLLOWERS = PREPOSITIONS | {
     "and", "or", "nor", "as", "before", "after", "until", "when", "while", "where", "which",
     "who", "whose", "since", "because", "so", "but", "then", "each", "every", "too", "only",
-    "both", "alike", "once", "unless", "if", "whenever", "together", "that", "whom",
+    "both", "alike", "once", "unless", "if", "whenever", "together", "that", "whom", "respectively",
 }  # fmt: skip
 # Adjectives that complete "needs X clear" / "requires X ready" (a small clause), not nouns.
 PREDICATIVE = {
@@ -75,6 +75,25 @@ PREDICATIVE = {
 CLASSIFIERS = {
     "team", "teams", "department", "group", "crew", "staff", "unit", "office", "number",
     "numbers", "id", "ids", "reference", "references", "record", "records",
+}  # fmt: skip
+# People of a group: "the Control Room operators", "the Ops Team night shift" act for it.
+MEMBERS = {
+    "operators", "operator", "staff", "members", "engineers", "clerks", "users", "supervisors",
+    "shift", "shifts", "technicians", "officers", "workers", "crews", "personnel", "desk",
+}  # fmt: skip
+# Words that close a clause's object: a subordinator or a focus adverb ("owned by X even
+# though …", "needs X whereas …").
+SUBORDINATORS = {"even", "though", "although", "whereas", "than", "except", "via", "unless"}
+NOT_ADVERBS = {
+    "weekly", "monthly", "yearly", "hourly", "nightly", "quarterly", "fortnightly", "early",
+    "friendly", "family", "holly", "rally", "belly", "jelly", "bully",
+}  # fmt: skip
+# Verbs of a clause's start or end: "… before Truck Loading starts".
+ASPECTUAL = {"starts", "begins", "finishes", "ends", "closes", "opens", "completes", "resumes"}
+# Opening words of a discourse parenthetical: "X, by contrast, belongs to …".
+DISCOURSE = {
+    "by", "in", "for", "however", "though", "therefore", "meanwhile", "moreover", "instead",
+    "likewise", "of", "at", "as", "since", "after", "during", "on", "thus", "indeed",
 }  # fmt: skip
 POSSESSIVE = re.compile(r"^\s*['’]s?\b")
 
@@ -180,14 +199,39 @@ def parenthetical_head(
         if re.search(r"[;:]", sentence[c:comma]):
             return None
         nxt = next_word(sentence, c + 1)
-        if nxt is None or not (nxt[0] in PARENTHETICAL_OPENERS or participle(nxt[0])):
+        opener = nxt is not None and (nxt[0] in PARENTHETICAL_OPENERS or participle(nxt[0]))
+        if nxt is None or not (opener or nxt[0] in DISCOURSE):
             continue
         head = mention_ending_at(mentions, len(sentence[:c].rstrip()))
         if head is None:
+            # "X, built in 1974, upgraded twice, is …": a run of parentheticals
+            if not any(c < m.start < comma for m in mentions) and not _has_verb_lead(sentence, c):
+                continue
             return None
         lead = words(sentence[clause_start_of(head.start) : head.start])
         return head if all(w in LEADING for w in lead) else None
     return None
+
+
+def _has_verb_lead(sentence: str, comma: int) -> bool:
+    """The text before ``comma`` back to the previous comma (or the start) reads as a clause
+    with its own subject: it has a word that is neither a participle nor a small word."""
+    lo = sentence.rfind(",", 0, comma) + 1
+    ws = words(sentence[lo:comma])
+    return not ws or not (participle(ws[0]) or ws[0] in DISCOURSE)
+
+
+def members_follow(sentence: str, end: int) -> bool:
+    """The name ending at ``end`` is followed by its people ("the Ops Team night shift",
+    "Control Room operators"): up to two lower-case words, the last naming members."""
+    rest = re.match(r"((?:\s+[a-z][\w-]*){1,2})", sentence[end:])
+    if not rest:
+        return False
+    ws = rest.group(1).split()
+    for n in (1, 2):
+        if len(ws) >= n and ws[n - 1] in MEMBERS and all(w.isalpha() for w in ws[:n]):
+            return True
+    return False
 
 
 def modifies_next_noun(sentence: str, end: int, limit: int) -> bool:
@@ -198,7 +242,7 @@ def modifies_next_noun(sentence: str, end: int, limit: int) -> bool:
     if nxt is None or nxt[1] >= limit:
         return False
     word = sentence[nxt[1] : nxt[1] + len(nxt[0])]
-    if not word[:1].islower():
+    if not word[:1].islower() or members_follow(sentence, end):
         return False
     return nxt[0] not in ADVERBS | PREPOSITIONS | PRONOUNS | RELATIVE_PRONOUNS
 
@@ -211,7 +255,34 @@ def object_ends(sentence: str, end: int) -> bool:
     nxt = next_word(sentence, end)
     if nxt is None:
         return False
-    return nxt[0] in PREDICATIVE | CLASSIFIERS | ADVERBS or participle(nxt[0])
+    if nxt[0] in PREDICATIVE | CLASSIFIERS | ADVERBS or participle(nxt[0]):
+        return True
+    return closes_object(sentence, nxt) or members_follow(sentence, end)
+
+
+def manner_adverb(word: str) -> bool:
+    """An "-ly" adverb ("remotely", "jointly"), not an "-ly" noun or adjective ("supply",
+    "assembly", "the monthly report")."""
+    if len(word) < 6 or not word.endswith("ly") or word.endswith(("ply", "bly", "ily")):
+        return word.endswith("ily") and len(word) > 6  # "easily", "readily", not "daily"
+    return word not in NOT_ADVERBS
+
+
+def closes_object(sentence: str, nxt: tuple[str, int]) -> bool:
+    """The word after an object closes it: a manner adverb ("watches X remotely"), a
+    subordinator ("X even though …"), or the verb of a small clause ("relies on X being
+    restocked", "depends on X capturing the number")."""
+    word, at = nxt
+    if word in SUBORDINATORS or manner_adverb(word):
+        return True
+    if re.match(r"(\w+)\s+to\s+\1\b", sentence[at:], re.I):
+        return True  # "owns X end to end", "runs X day to day": an adverbial
+    if small_clause_follows(sentence, at - 1) or word in ASPECTUAL:
+        return True  # "before X starts": the object is the subject of a temporal clause
+    if word.endswith("ing") and len(word) > 5:
+        after = next_word(sentence, at + len(word))
+        return after is not None and (after[0] in LEADING or participle(after[0]))
+    return False
 
 
 def participle(word: str) -> bool:
@@ -221,3 +292,109 @@ def participle(word: str) -> bool:
 
 def det_count(text: str) -> int:
     return sum(1 for w in words(text) if w in DETERMINERS)
+
+
+def object_pronoun(text: str) -> bool:
+    """ "it" as an object stands for the entry the text is about ("…, and the crew maintains
+    it")."""
+    return text.lower() == "it"
+
+
+def pronoun_object_ends(sentence: str, end: int) -> bool:
+    """ "it" right after the phrase ending at ``end`` is its whole object."""
+    m = re.match(r"\s*it\b", sentence[end:], re.I)
+    return bool(m) and (
+        ends_noun_phrase(sentence, end + m.end()) or object_ends(sentence, end + m.end())
+    )
+
+
+def stranded(sentence: str, phrase, nxt: tuple[str, int]) -> bool:
+    """A preposition right after a relative clause's verb phrase that already ends in one, or
+    a second preposition: the clause's object is its antecedent ("which X relies on for …")."""
+    return nxt[0] in PREPOSITIONS and nxt[0] not in {"of", "to"}
+
+
+def pairs(sentence: str, end: int, subjects: list, objects: list) -> list:
+    """Each subject with each object; with "respectively" in the clause after the phrase and
+    as many subjects as objects, the n-th subject with the n-th object."""
+    rest = re.split(r"[;:]|,\s*but\b", sentence[end:], maxsplit=1)[0]
+    if len(subjects) == len(objects) > 1 and "respectively" in words(rest):
+        return list(zip(subjects, objects, strict=True))
+    return [(s, o) for o in objects for s in subjects]
+
+
+DASH_ASIDE = re.compile(r"\s[-–—]\s[^-–—]+?\s[-–—]\s|—[^—]+?—")
+
+
+def without_dash_asides(sentence: str) -> str:
+    """The sentence with asides between paired dashes blanked, offsets kept: "The platform
+    - the box nobody dares switch off - has been superseded by …" reads "The platform …
+    has been superseded by …" (a negation inside the aside is no negation of the verb)."""
+    return DASH_ASIDE.sub(lambda m: " " * len(m.group()), sentence)
+
+
+def after_members(sentence: str, end: int, limit: int) -> str:
+    """The text between ``end`` and ``limit`` without the members noun after the name ending
+    at ``end`` ("Control room operators and the …" → " and the …")."""
+    if members_follow(sentence, end):
+        rest = re.match(r"(?:\s+[a-z][\w-]*){1,2}", sentence[end:limit])
+        if rest is not None:
+            for n in (1, 2):
+                words_ = rest.group().split()[:n]
+                if words_ and words_[-1] in MEMBERS:
+                    cut = sentence.index(words_[-1], end) + len(words_[-1])
+                    return sentence[cut:limit]
+    return sentence[end:limit]
+
+
+def small_clause_follows(sentence: str, end: int) -> bool:
+    """ "being" or "having" after the name ending at ``end``: the name is the subject of a
+    small clause ("relies on Cooler Room A being restocked"), and the whole object."""
+    nxt = next_word(sentence, end)
+    return nxt is not None and nxt[0] in {"being", "having"}
+
+
+def head_of_modifier(sentence: str, name: Mention, earlier: list[Mention], lo: int):
+    """The name a prepositional phrase modifies: in "Order Picking for produce relies on …"
+    the subject is Order Picking, not produce. Only "<name> <preposition> <name>" at the head
+    of the clause counts (determiners allowed)."""
+    if not earlier or earlier[-1].start < lo:
+        return None
+    head = earlier[-1]
+    ws = words(sentence[head.end : name.start])
+    while ws and ws[-1] in LEADING:
+        ws.pop()
+    if len(ws) != 1 or ws[0] not in PREPOSITIONS - {"by", "to", "from", "like", "unlike"}:
+        return None
+    lead = words(sentence[lo : head.start])
+    return head if all(w in LEADING for w in lead) else None
+
+
+def temporal_clause(sentence: str, start: int, name: Mention) -> bool:
+    """The object of "after/before/until" is the subject of a clause ("comes after the
+    Discharge Summary is signed"): the name is the whole object."""
+    if not re.search(r"\b(?:after|before|until)\s*$", sentence[:start], re.I):
+        return False
+    m = re.match(r"\s+(?:is|are|has\s+been|have\s+been)\s+(\w+)", sentence[name.end :])
+    return bool(m) and (participle(m.group(1).lower()) or m.group(1).lower() in PREDICATIVE)
+
+
+ELLIPTICAL = re.compile(
+    r"^\s*(?:and\s+|but\s+)?(?:the\s+)?(?P<name>.+?)\s+(?:does|do)(?:\s+(?:too|so))?\s*[.!]?\s*$",
+    re.I,
+)
+
+
+def elliptical_subjects(sentence: str, mentions: list[Mention], facts, done):
+    """ "Neither A nor B owns the Dock; the Production Manager does": an independent clause
+    that is only "<name> does" repeats the last verb phrase before it, with its objects
+    (the negation of the first clause is not repeated). Yields (name, (phrase, objects))."""
+    for lo, hi in facts:
+        m = ELLIPTICAL.match(sentence[lo:hi])
+        if not m or lo == 0:
+            continue
+        start, end = lo + m.start("name"), lo + m.end("name")
+        name = next((n for n in mentions if n.start == start and n.end == end), None)
+        before = [(p, objects) for p, objects in done if p.end <= lo and objects]
+        if name is not None and before:
+            yield name, before[-1]

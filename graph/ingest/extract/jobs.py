@@ -6,58 +6,15 @@ from __future__ import annotations
 import json
 
 from celery import shared_task
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from graph.ingest.extract import EXTRACTORS
 from kb import audit
-from kb.errors import InvalidInput, KbError
+from kb.errors import KbError
 from kb.models import Bank, Job, JobStatus
 
 JOB_KIND = "extract_edges"
-
-
-def clean_request(bank: Bank, data: dict) -> tuple[list[str] | None, str]:
-    """Validate ``{"entries": [...] | null, "extractor": "local" | "llm"}``."""
-    if not isinstance(data, dict):
-        raise InvalidInput("The body must be a JSON object.", code="invalid_body")
-    unknown = sorted(set(data) - {"entries", "extractor"})
-    if unknown:
-        raise InvalidInput(
-            f"Unknown fields: {', '.join(unknown)}.",
-            code="invalid_input",
-            fields=dict.fromkeys(unknown, "Unknown field."),
-        )
-    entries = data.get("entries")
-    if entries is not None and (
-        not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() for e in entries)
-    ):
-        raise InvalidInput(
-            "entries must be a list of entry ids, or null for everything changed since the "
-            "last run.",
-            code="invalid_input",
-            fields={"entries": "Must be a list of ids or null."},
-        )
-    extractor = data.get("extractor", "local")
-    if extractor not in EXTRACTORS:
-        raise InvalidInput(
-            f"extractor must be one of: {', '.join(EXTRACTORS)}.",
-            code="unknown_extractor",
-            fields={"extractor": "Unknown extractor."},
-        )
-    if extractor == "llm" and not settings.KB_EXTRACT_LLM_URL:
-        raise InvalidInput(
-            "The llm extractor is not configured (KB_EXTRACT_LLM_URL); use the local one.",
-            code="extractor_not_configured",
-            fields={"extractor": "Not configured on this server."},
-        )
-    if entries is not None:
-        from graph.ingest.extract.run import explicit_entries
-
-        explicit_entries(bank, entries)  # unknown ids are a 400 now, not a failed job later
-    return entries, extractor
 
 
 def queue_extraction(bank: Bank, entries: list[str] | None, extractor: str, actor: str) -> Job:

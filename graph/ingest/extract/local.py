@@ -25,6 +25,11 @@ adjacency alone:
   from the DSM", "the reason the Get-In overruns") or modifying the noun after it ("the
   Playout checklist"; not "the Sales team", "needs the dock clear") are no ends.
 
+Phrase forms (plural, passive, perfect, ellipsis) are in ``phrases``; "respectively", an
+object "it" (the entry, when no other name could be meant), asides between dashes and a
+group's members are read here with ``clauses``; sequences without a phrase ("First A, then
+B", "After A, …") are in ``sequences``.
+
 It states only what the sentence says holds now, and nothing is inferred across sentences
 (the cues are in ``cues``): a negation in the clause of the phrase drops it; a hypothesis,
 plan, hedge, restriction or question drops the whole sentence; so does a history cue.
@@ -33,15 +38,33 @@ plan, hedge, restriction or question drops the whole sentence; so does a history
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from graph.ingest.extract import clauses as cl
+from graph.ingest.extract import sequences as sq
 from graph.ingest.extract.base import Statement, Vocabulary
-from graph.ingest.extract.cues import HEDGES, NEGATIONS, not_a_present_fact, outside_names
+from graph.ingest.extract.cues import (
+    HEDGES,
+    NEGATIONS,
+    not_a_present_fact,
+    obeys,
+    outside_names,
+    present_fact_clauses,
+)
 from graph.ingest.extract.mentions import Mention, MentionIndex
+from graph.ingest.extract.phrases import Phrase as _Phrase
+from graph.ingest.extract.phrases import PhraseMatcher, plural_form, reduced_form
+from graph.ingest.extract.sequences import RELATION
 from kb.models import Entry
 
-__all__ = ["LocalExtractor", "PhraseMatcher", "not_a_present_fact", "sentences"]
+__all__ = [
+    "LocalExtractor",
+    "PhraseMatcher",
+    "not_a_present_fact",
+    "plural_form",
+    "reduced_form",
+    "sentences",
+]
 
 SENTENCE = re.compile(r"[^\n]+?(?:[.!?](?=\s|$)|$)", re.MULTILINE)
 WORD = cl.WORD
@@ -59,23 +82,11 @@ LEADING = {"the", "a", "an", "our", "its", "their", "each", "every", "any", "all
 NAME_JOINERS = {"of", "for", "&", "de", "-"}
 MAX_GAP_WORDS = 3
 MAX_NAME_WORDS = 6
-COORDINATION = re.compile(r"^\s*(?:,\s*(?:and|or)?|and|or|as well as)\s+(?:the\s+|a\s+|an\s+)?$")
-# A plural (base) form is no finite verb after these: "to own", "does not need", "their own".
-NOT_FINITE_BEFORE = cl.AUXILIARIES | cl.DETERMINERS | cl.PREPOSITIONS | {
-    "no", "any", "each", "every", "this", "these", "those", "let", "help", "make",
-}  # fmt: skip
+# "A, B and the C", also with a participle before the name ("needs A and a closed B").
+COORDINATION = re.compile(
+    r"^\s*(?:,\s*(?:and|or)?|and|or|as well as)\s+(?:the\s+|a\s+|an\s+)?(?:[a-z]+ed\s+)?$"
+)
 PRIOR = 0.9
-
-
-@dataclass(frozen=True)
-class _Phrase:
-    start: int
-    end: int
-    relation: str
-    inverse: bool
-    phrase: str
-    reduced: bool = False  # a participle without its verb: "X, run by Y," / "X: owned by Y"
-    plural: bool = False  # the plural form of the phrase: "the riggers need"
 
 
 @dataclass
@@ -125,91 +136,6 @@ def _words(text: str) -> list[str]:
 
 def _name_like(word: str) -> bool:
     return word[:1].isupper() or word[:1].isdigit() or (len(word) > 1 and word.isupper())
-
-
-def reduced_form(phrase: str) -> str | None:
-    """A passive phrase without its verb "to be": "is owned by" → "owned by", as in a reduced
-    relative clause ("The archive, run by Engineering, …") or a field ("Cue Sheet: owned by
-    …"); None for phrases that are not "is/are" + a participle."""
-    parts = phrase.split()
-    if len(parts) < 3 or parts[0].lower() not in {"is", "are", "was", "were"}:
-        return None
-    word = parts[1].lower()
-    if not (word.endswith(("ed", "en")) or word in cl.IRREGULAR_PARTICIPLES):
-        return None
-    return " ".join(parts[1:])
-
-
-def plural_form(phrase: str) -> str | None:
-    """The phrase with its first word in the plural (base) form: "requires" → "require",
-    "relies on" → "rely on", "is owned by" → "are owned by"; None when it has none."""
-    first, _, rest = phrase.partition(" ")
-    low = first.lower()
-    irregular = {"is": "are", "was": "were", "has": "have", "does": "do"}
-    if low in irregular:
-        base = irregular[low]
-    elif len(low) < 4 or not low.endswith("s") or low.endswith(("ss", "us")):
-        return None
-    elif low.endswith("ies"):
-        base = low[:-3] + "y"
-    elif low.endswith(("sses", "shes", "ches", "xes", "zes")):
-        base = low[:-2]
-    else:
-        base = low[:-1]
-    return f"{base} {rest}".strip()
-
-
-class PhraseMatcher:
-    """Every relation phrase of a vocabulary, as one matcher (longest phrase wins)."""
-
-    def __init__(self, vocabulary: Vocabulary):
-        entries = []
-        for rel in vocabulary.relations.values():
-            for phrase, inverse in [(p, False) for p in rel.phrases] + [
-                (p, True) for p in rel.inverse_phrases
-            ]:
-                forms = (
-                    (phrase, ""),
-                    (plural_form(phrase), "plural"),
-                    (reduced_form(phrase), "reduced"),
-                )
-                for form, variant in forms:
-                    words = (form or "").lower().split()
-                    if not words:
-                        continue
-                    pattern = r"\s+".join(re.escape(w) for w in words)
-                    # A bank's own type wins a phrase over a core type (the more specific).
-                    rank = (len(form), rel.bank_defined, not variant)
-                    regex = re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.I)
-                    entries.append((rank, regex, rel.name, inverse, phrase, variant))
-        entries.sort(key=lambda e: e[0], reverse=True)
-        self._entries = entries
-
-    def find(self, sentence: str, mentions: list[Mention]) -> list[_Phrase]:
-        taken: list[tuple[int, int]] = [(m.start, m.end) for m in mentions]
-        found = []
-        for _, regex, relation, inverse, phrase, variant in self._entries:
-            for m in regex.finditer(sentence):
-                if any(m.start() < e and s < m.end() for s, e in taken):
-                    continue  # inside a name of the bank, or another phrase
-                before = sentence[: m.start()]
-                if variant == "plural" and (_words(before)[-1:] or [""])[0] in NOT_FINITE_BEFORE:
-                    continue  # "to own", "does not need", "their own": not a finite verb
-                if variant == "reduced" and before.rstrip()[-1:] not in (",", ":"):
-                    continue  # "the booth owned by …" is read only after "X," or "X:"
-                taken.append((m.start(), m.end()))
-                found.append(
-                    _Phrase(
-                        m.start(),
-                        m.end(),
-                        relation,
-                        inverse,
-                        phrase,
-                        reduced=variant == "reduced",
-                        plural=variant == "plural",
-                    )
-                )
-        return sorted(found, key=lambda p: p.start)
 
 
 def _clause_start(sentence: str, before: int, mentions: list[Mention]) -> int:
@@ -308,12 +234,14 @@ class LocalExtractor:
         self._matcher: PhraseMatcher | None = None
         self._vocabulary: Vocabulary | None = None
         self._entry_title = ""  # what a field label's subject ("Requires: …") is called
+        self._entry_pk: int | None = None
         self._entry_nouns: set[str] = set()  # "the check" in "Overnight Check": the entry
 
     def about(self, entry: Entry) -> None:
         """Read the next sentences as the text of ``entry``: "the <its head noun or kind>"
         ("The check …" in "Overnight Check", "The step …" in a step) names the entry."""
         self._entry_title = entry.title
+        self._entry_pk = entry.pk
         heads = _words(entry.title)[-1:]
         kind = getattr(entry.kind, "name", "") if entry.kind_id else ""
         self._entry_nouns = {w for w in heads + [kind.lower()] if w and w.isalpha()}
@@ -329,36 +257,78 @@ class LocalExtractor:
         return out
 
     def read_sentence(self, sentence: str) -> list[Statement]:
-        mentions = self.index.find(sentence)
-        if not_a_present_fact(sentence, mentions):
+        span, sentence = sentence, cl.without_dash_asides(sentence)
+        mentions = [m for m in self.index.find(span) if sentence[m.start : m.end].strip()]
+        facts = present_fact_clauses(sentence, mentions)
+        if not facts:
             return []
         reading = _Reading(sentence, mentions)
         reading.phrases = self._matcher.find(sentence, mentions)
         out: list[Statement] = []
         previous: _Subject | None = None
+        done: list[tuple[_Phrase, list[tuple[int, int]]]] = []
         for phrase in reading.phrases:
+            if not any(lo <= phrase.start < hi for lo, hi in facts):
+                continue  # "A may be paged, but B owns C": only the second clause is a fact
             subject = self._subject(reading, phrase, previous)
             if subject is None:
                 continue
             previous = subject
             if phrase.plural and not _plural_subject(sentence, subject):
                 continue  # "Legal, who …, follow …": a plural verb needs a plural subject
+            objects = self._objects(reading, phrase, subject.antecedent)
+            done.append((phrase, objects))  # "…; the PM does" repeats this verb phrase
             if self._negated(reading, phrase, subject):
                 continue
-            for o_start, o_end in self._objects(reading, phrase, subject.antecedent):
-                for s_start, s_end in subject.spans:
-                    out.append(
-                        self._statement(
-                            sentence, phrase, subject, (s_start, s_end), (o_start, o_end)
-                        )
-                    )
-        return out
+            if any(cl.object_pronoun(sentence[a:b]) for a, b in objects):
+                objects = objects if self._only_the_entry(reading, subject) else []
+            if objects and obeys(sentence, phrase, objects[-1][1]):
+                continue  # "follows the plan to the letter": obeys it, no sequence
+            for s_span, o_span in cl.pairs(sentence, phrase.end, subject.spans, objects):
+                out.append(self._statement(sentence, phrase, subject, s_span, o_span))
+        if RELATION in self._vocabulary.relations:
+            out += self._sequence(sentence, mentions, facts)
+        for name, (phrase, objects) in cl.elliptical_subjects(sentence, mentions, facts, done):
+            subject = _Subject([(name.start, name.end)], clause="ellipsis")
+            out += [
+                self._statement(sentence, phrase, subject, (name.start, name.end), o)
+                for o in objects
+            ]
+        return [replace(st, span=span) for st in out] if span != sentence else out
+
+    def _sequence(self, sentence: str, mentions: list[Mention], facts) -> list[Statement]:
+        """ "First A, then B", "After A, the crew does B": A precedes B (``sequences``)."""
+        found = [(a, b, "then") for a, b in sq.then_list(sentence, mentions)]
+        after = sq.fronted_after(sentence, mentions)
+        found += [(after[0], after[1], "after")] if after else []
+        return [
+            Statement(
+                span=sentence,
+                relation=RELATION,
+                from_text=sentence[a.start : a.end],
+                to_text=sentence[b.start : b.end],
+                prior=PRIOR,
+                basis=f"sequence:{how}",
+            )
+            for a, b, how in found
+            if any(lo <= a.start and b.end <= hi for lo, hi in facts)
+        ]
+
+    def _only_the_entry(self, r: _Reading, subject: _Subject) -> bool:
+        """An object "it" stands for the entry only when no name but the entry's and the
+        subject's stands in the sentence ("X belongs to the network, and the crew maintains
+        it" in X's text): another name could be what "it" refers to."""
+        spans = subject.spans
+        return all(
+            m.entry_pks == (self._entry_pk,) or any(a <= m.start < b for a, b in spans)
+            for m in r.mentions
+        )
 
     def _statement(self, sentence, phrase: _Phrase, subject: _Subject, s_span, o_span):
         a, b = sentence[s_span[0] : s_span[1]], sentence[o_span[0] : o_span[1]]
         if not a:  # a field label's subject is the entry: named by its title
             a = self._entry_title or sentence[phrase.start : phrase.end]
-        a_self, b_self = subject.is_self, False
+        a_self, b_self = subject.is_self, cl.object_pronoun(b)
         if phrase.inverse:  # "X is required by Y": Y requires X
             a, b, a_self, b_self = b, a, b_self, a_self
         return Statement(
@@ -398,18 +368,23 @@ class LocalExtractor:
         if before and before[-1].start >= clause_start:
             m = before[-1]
             gap = s[m.end : phrase.start]
+            head = cl.head_of_modifier(s, m, before[:-1], clause_start)
+            if head is not None and _clean_gap(gap):
+                return self._named_subject(r, phrase, head, clause_start)  # "X for Y relies on"
             if _clean_gap(gap):
                 return self._named_subject(r, phrase, m, clause_start)
         clause = s[clause_start : phrase.start]
         words = _words(clause)
         if not words and not s[:clause_start].strip() and s[phrase.end :].lstrip()[:1] == ":":
             return _Subject([(phrase.start, phrase.start)], True)  # a field label: "Requires: …"
+        described = self._names_the_entry(words[:-1] if words[-1:] == ["itself"] else words)
         if (
             (len(words) == 1 and words[0] in PRONOUNS)
             or (len(words) == 2 and words[0] == "this" and words[1] in SELF_NOUNS)
-            or self._names_the_entry(words)
+            or described
         ):
-            if any(m.end <= clause_start for m in mentions):
+            earlier = [m for m in mentions if m.end <= clause_start]
+            if earlier:
                 return None  # "…; it was replaced by …": "it" may be the name before
             lead = len(clause) - len(clause.lstrip())
             return _Subject([(clause_start + lead, clause_start + len(clause.rstrip()))], True)
@@ -452,7 +427,7 @@ class LocalExtractor:
         """A subject list that begins its clause: "The tech and the dress require …"."""
         s, chain = r.sentence, [m]
         earlier = [p for p in r.mentions if p.end <= m.start]
-        while earlier and COORDINATION.match(s[earlier[-1].end : chain[0].start]):
+        while earlier and COORDINATION.match(cl.after_members(s, earlier[-1].end, chain[0].start)):
             chain.insert(0, earlier.pop())
         while len(chain) > 1:
             first = chain[0]
@@ -520,6 +495,9 @@ class LocalExtractor:
             return []  # "requires no sign-off from QA"
         if head_words[:1] == ["to"] and head_words[1:2] and head_words[1] not in cl.LEADING:
             return []  # "manages to keep …": an infinitive, not an object
+        if head_words[:1] == ["it"] and cl.pronoun_object_ends(s, phrase.end):
+            at = s.index("it", phrase.end) if "it" in s[phrase.end :] else -1
+            return [(at, at + 2)] if at >= 0 else []  # "…, and the crew maintains it"
         if after and _clean_object_gap(head) and not r.phrase_between(phrase.end, after[0].start):
             return self._list(r, phrase.end)
         if antecedent is not None and self._nothing_follows(r, phrase):
@@ -540,6 +518,8 @@ class LocalExtractor:
         if not rest or rest[0] in ",.;:)!?":
             return True
         nxt = cl.next_word(r.sentence, phrase.end)
+        if nxt is not None and cl.stranded(r.sentence, phrase, nxt):
+            return True  # "the register, which Maximo relies on for asset IDs, …"
         return nxt is not None and (nxt[0] in CLAUSE_WORDS or r.verb_follows(phrase.end))
 
     @staticmethod
@@ -551,9 +531,11 @@ class LocalExtractor:
         if not after:
             return []
         first = after[0]
-        if cl.possessor(s, first.end) or r.verb_follows(first.end):
+        small_clause = cl.small_clause_follows(s, first.end)  # "relies on X being restocked"
+        small_clause = small_clause or cl.temporal_clause(s, start, first)  # "after X is signed"
+        if cl.possessor(s, first.end) or (r.verb_follows(first.end) and not small_clause):
             return []  # "the DSM's calls"; "requires that the TD is …"
-        if not cl.object_ends(s, first.end):
+        if not small_clause and not cl.object_ends(s, first.end):
             return []  # "follows the Playout Preparation checklist": the name modifies a noun
         spans = [(first.start, first.end)]
         for prev, nxt in zip(after, after[1:], strict=False):
