@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('kb', '0019_search_compound_words'),
+        ('kb', '0020_entry_title_letters'),
     ]
 
     operations = [
