@@ -45,24 +45,56 @@ def parse_headers_task(bank_id: int) -> dict:
         return {"bank": bank_id, "headers": backfill_headers(bank).as_json()}
 
 
+def _propose(bank, actor: str, limit: int) -> dict:
+    """The ``ProposeMerges`` action as ``actor`` through the job queue: the run's counts."""
+    from graph.actions.curation import ProposeMerges
+    from kb.actions.base import Caller
+    from kb.actions.staff import execute_as
+
+    caller = Caller.system(actor, via="job")
+    return execute_as(caller, ProposeMerges, bank, body={"limit": limit}).as_json()
+
+
 @shared_task(name="graph.propose_merges", acks_late=True)
-def propose_merges_task(bank_id: int, limit: int = 200) -> dict:
-    """Queue likely-duplicate pairs of the bank as merge proposals (never merges)."""
-    from graph.curation.proposals import propose_merges
+def propose_merges_task(bank_id: int, limit: int = 200, job_id: int | None = None) -> dict:
+    """Run ``ProposeMerges`` (never merges): for the job ``QueueMergeProposals`` queued
+    (run once whatever the queue delivers, as who queued it), or, called without a job, as
+    ``celery:propose_merges`` with a job row of its own."""
+    from django.utils import timezone
+
+    from kb.models import Job, JobStatus
+    from kb.services.job_progress import JobProgress, tracked_job
+    from kb.services.job_runs import job_run
 
     bank = _bank(bank_id)
     if bank is None:
         return _missing(bank_id)
-    from kb.services.job_progress import tracked_job
-
-    with (
-        audit.acting_as("celery:propose_merges"),
-        tracked_job(bank, "merge_proposals", actor="celery:propose_merges") as (job, progress),
-    ):
+    if job_id is None:
+        actor = "celery:propose_merges"
+        with tracked_job(bank, "merge_proposals", actor=actor) as (job, progress):
+            progress.phase("finding likely duplicates", total=1)
+            job.result = _propose(bank, actor, limit)
+            progress(1, 1)
+        return {"bank": bank_id, **job.result}
+    with job_run(job_id) as job:
+        if job is None:
+            return {"bank": bank_id, "job": job_id, "status": "not run (finished or running)"}
+        progress = JobProgress(job.pk)
         progress.phase("finding likely duplicates", total=1)
-        job.result = propose_merges(bank, limit=limit).as_json()
+        try:
+            result = {**job.result, **_propose(bank, job.actor or "job:propose_merges", limit)}
+        except Exception as exc:
+            Job.objects.filter(pk=job.pk).update(
+                status=JobStatus.FAILED,
+                errors=[{"line": None, "message": str(exc)[:2000]}],
+                finished_at=timezone.now(),
+            )
+            raise
         progress(1, 1)
-    return {"bank": bank_id, **job.result}
+        Job.objects.filter(pk=job.pk).update(
+            status=JobStatus.SUCCEEDED, phase="done", result=result, finished_at=timezone.now()
+        )
+    return {"bank": bank_id, **result}
 
 
 from graph.analytics import tasks as analytics_tasks  # noqa: E402,F401  (autodiscovery only loads tasks.py)

@@ -3,9 +3,11 @@
 Every write that touches knowledge runs its action as the staff member
 (:mod:`kb.actions.staff`), and so is one audited operation: the entry form runs the entry
 create/edit actions (:mod:`kb.admin_entry_form`), "Mark verified" the verify action, bank
-archive/restore ``ArchiveBank``. Tokens belong to no bank, so their admin calls the token
-service: created only by :func:`kb.services.tokens.create_token` (the raw secret is shown once
-and never stored), revoked only by ``revoke_tokens``. The actor is the staff user.
+archive/restore ``ArchiveBank``, a bank's and an entry kind's add and change pages
+``SaveBank``/``SaveEntryKind`` (:mod:`kb.admin_config`). Tokens belong to no bank: their admin runs the
+token actions without one (``CreateToken``, ``SetTokenExpiry``, ``RevokeTokens``,
+:mod:`kb.admin_tokens`); the raw secret is shown once and never stored. The actor is the staff
+user.
 
 ``BankAdmin`` and ``EntryAdmin`` are declared here and registered by the graph app's
 subclasses (``graph.admin.banks``, ``graph.admin.entries``), which own the bank and entry use
@@ -26,9 +28,10 @@ from django.utils import timezone
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
-from kb.actions.banks import ArchiveBank
+from kb.actions.banks import ArchiveBank, DeleteEntryKind, SaveBank, SaveEntryKind
 from kb.actions.entries import UpdateEntry, VerifyEntry
 from kb.actions.staff import run_as_staff, staff_caller
+from kb.admin_config import ActionSaveAdmin
 from kb.admin_entry_form import ActionRefused, EntryAdminForm
 from kb.admin_filters import BankFilter, KindFilter
 from kb.models import (
@@ -90,7 +93,11 @@ class ArchivedFilter(admin.SimpleListFilter):
         return queryset.filter(archived_at__isnull=True)
 
 
-class BankAdmin(admin.ModelAdmin):
+class BankAdmin(ActionSaveAdmin, admin.ModelAdmin):
+    """Banks: add and change through ``SaveBank`` (one ``configure`` operation), archive and
+    restore through ``ArchiveBank``."""
+
+    save_action = SaveBank
     list_display = ("slug", "name", "kind", "entry_count", "archived_at", "created_at")
     list_filter = (ArchivedFilter, "kind")
     search_fields = ("slug", "name")
@@ -153,7 +160,11 @@ class BankAdmin(admin.ModelAdmin):
 
 
 @admin.register(EntryKind)
-class EntryKindAdmin(admin.ModelAdmin):
+class EntryKindAdmin(ActionSaveAdmin, admin.ModelAdmin):
+    """Entry kinds: add and change through ``SaveEntryKind`` (core kinds: superusers)."""
+
+    save_action = SaveEntryKind
+    delete_action = DeleteEntryKind
     list_display = ("name", "bank", "weight", "container", "structural", "description")
     list_filter = (BankFilter, ("bank", admin.EmptyFieldListFilter), "container", "structural")
     list_select_related = ("bank",)

@@ -65,6 +65,9 @@ class ClaimAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request, obj)
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # a claim ends by its release (the release action), never by a row delete
+
     @admin.display(boolean=True, description="live")
     def live(self, obj: Claim) -> bool:
         return obj.is_live

@@ -1,22 +1,24 @@
-"""Agent tokens in the admin: created only by :func:`kb.services.tokens.create_token` (the
-raw secret is shown once, with a Copy button, and never stored), expiry on the add and change
-forms, a state column and filter (active, expired, revoked), and *Revoke* — after a
-confirmation page naming the tokens — only through the token service, with an audit row: a
-revoked token cannot be revived by editing it (``revoked_at`` is read-only)."""
+"""Agent tokens in the admin: created only by the ``CreateToken`` action (the raw secret is
+shown once, with a Copy button, and never stored), expiry on the add and change forms
+(``SetTokenExpiry``), a state column and filter (active, expired, revoked), and *Revoke* —
+after a confirmation page naming the tokens — only through ``RevokeTokens``. Each is one
+operation per bank the token holds (:mod:`kb.actions.tokens`): a revoked token cannot be
+revived by editing it (``revoked_at`` is read-only)."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.widgets import AutocompleteSelectMultiple
-from django.core.exceptions import ValidationError
 from django.db.models import Q
 from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from kb import audit
+from kb.actions.staff import execute_prepared, prepare_as, run_as_staff, staff_caller
+from kb.actions.tokens import CreateToken, RevokeTokens, SetTokenExpiry
 from kb.admin_filters import TokenBankFilter
+from kb.errors import KbError
 from kb.models import AgentToken, Bank, Scope
 from kb.services import tokens as token_service
 
@@ -58,12 +60,6 @@ class AgentTokenAddForm(forms.ModelForm):
     class Meta:
         model = AgentToken
         fields = ("name", "banks", "scopes")
-
-    def clean_name(self):
-        name = self.cleaned_data["name"].strip()
-        if not name:
-            raise ValidationError("A token needs a name.")
-        return name
 
 
 @admin.register(AgentToken)
@@ -116,17 +112,45 @@ class AgentTokenAdmin(admin.ModelAdmin):
         if obj is None:
             kwargs["form"] = AgentTokenAddForm
         base = super().get_form(request, obj, change=change, **kwargs)
+        caller = staff_caller(request)
 
         class TokenForm(base):
-            def clean_expires_at(self):
-                value = self.cleaned_data.get("expires_at")
-                if (
-                    value is not None
-                    and value <= timezone.now()
-                    and "expires_at" in self.changed_data
-                ):
-                    raise ValidationError("The expiry must be in the future.")
-                return value
+            """The add form prepares ``CreateToken``, the change form (when the expiry moved)
+            ``SetTokenExpiry``: the action's declaration checks the values, and a refusal
+            shows on its field before anything is written."""
+
+            prepared = None
+
+            def clean(self):
+                cleaned = super().clean()
+                if self.errors:
+                    return cleaned
+                expires_at = cleaned.get("expires_at")
+                expiry = expires_at.isoformat() if expires_at is not None else None
+                try:
+                    if obj is None:
+                        body = {
+                            "name": cleaned.get("name") or "",
+                            "banks": [b.slug for b in cleaned.get("banks") or ()],
+                            "scopes": list(cleaned.get("scopes") or ()),
+                            "expires_at": expiry,
+                        }
+                        self.prepared = prepare_as(caller, CreateToken, None, body=body)
+                    elif "expires_at" in self.changed_data:
+                        self.prepared = prepare_as(
+                            caller,
+                            SetTokenExpiry,
+                            None,
+                            ids={"id": obj.pk},
+                            body={"expires_at": expiry},
+                        )
+                except KbError as exc:
+                    placed = [n for n in (exc.fields or {}) if n in self.fields]
+                    for name in placed:
+                        self.add_error(name, exc.fields[name])
+                    if not placed:
+                        self.add_error(None, exc.message)
+                return cleaned
 
         return TokenForm
 
@@ -144,28 +168,22 @@ class AgentTokenAdmin(admin.ModelAdmin):
         return tuple(f for f in self.change_fields if f != "expires_at")
 
     def save_model(self, request, obj, form, change):
-        if change:
-            # Only the expiry is editable, and only it is written (through the service): a
-            # whole-row save would write back the revoked_at read when the page loaded, and so
-            # revive a token revoked meanwhile.
-            if "expires_at" in form.changed_data:
-                token_service.set_token_expiry(obj, form.cleaned_data.get("expires_at"))
+        """Execute the action the form prepared (the token actions: no bank, staff actor,
+        one operation per bank the token holds). On change only the expiry is written: a
+        whole-row save would write back the revoked_at read when the page loaded, and so
+        revive a token revoked meanwhile."""
+        if form.prepared is None:
             return
-        token, raw = token_service.create_token(
-            form.cleaned_data["name"],
-            form.cleaned_data["banks"],
-            form.cleaned_data["scopes"],
-            created_by=audit.current().actor,
-        )
-        # The admin keeps working with ``obj``: make it the row create_token wrote.
+        result = execute_prepared(form.prepared)
+        if change:
+            return
+        token = result.token
+        # The admin keeps working with ``obj``: make it the row the action wrote.
         for field in AgentToken._meta.concrete_fields:
             setattr(obj, field.attname, getattr(token, field.attname))
         obj._state.adding = False
         obj._state.db = token._state.db
-        request._kb_raw_token = raw  # shown once by response_add, never stored
-        expires_at = form.cleaned_data.get("expires_at")
-        if expires_at is not None:
-            token_service.set_token_expiry(obj, expires_at)
+        request._kb_raw_token = result.raw  # shown once by response_add, never stored
 
     def save_related(self, request, form, formsets, change):
         """Nothing: on add ``create_token`` bound the banks; on change they are read-only."""
@@ -200,7 +218,12 @@ class AgentTokenAdmin(admin.ModelAdmin):
                     "tokens": list(queryset.order_by("name")),
                 },
             )
-        result = token_service.revoke_tokens(queryset, actor=audit.current().actor)
+        result = run_as_staff(
+            request,
+            RevokeTokens,
+            None,
+            body={"ids": list(queryset.values_list("pk", flat=True)), "reason": "admin: revoke"},
+        )
         count = len(result.revoked)
         self.message_user(
             request,

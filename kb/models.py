@@ -313,6 +313,9 @@ class OperationKind(models.TextChoices):
     UNALIAS = "unalias"
     ARCHIVE = "archive"
     UNARCHIVE = "unarchive"
+    CONFIGURE = "configure"  # a bank's row or vocabulary (kinds, relation types)
+    CREATE_TOKEN = "create_token"
+    TOKEN_EXPIRY = "token_expiry"
 
 
 class Operation(BankOwned):

@@ -1,5 +1,5 @@
 """Curation use cases: merge two entries, read and revert an operation, and the merge
-proposal queue (list, decide). The rules (the merge plan, exact reverts, decisions) stay in
+proposal queue (list, decide, and its producer: find likely duplicates, in process or queued as a job). The rules (the merge plan, exact reverts, decisions) stay in
 :mod:`graph.curation`; these declare the inputs and render the answers."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import base64
 import json
 import re
 
+from django.db import transaction
 from django.db.models import Q
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -25,7 +26,7 @@ from graph.curation.split import KEEP, MAX_PARTS, split_entry
 from graph.models import Alias, MergeProposal
 from kb.actions.base import Action
 from kb.errors import InvalidInput
-from kb.models import Entry, Operation, Scope
+from kb.models import Entry, Job, Operation, Scope
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 200
@@ -392,3 +393,58 @@ class DecideMergeProposal(Action):
             "proposal": proposals_json([proposal])[0],
             "operation": result.operation.pk if result.operation else None,
         }
+
+
+# --- finding likely duplicates (the proposal queue's producer) ------------------------------
+
+
+class ProposeMergesInput(serializers.Serializer):
+    limit = serializers.IntegerField(
+        min_value=1, max_value=10000, default=200, help_text="At most this many new proposals."
+    )
+
+
+class ProposeMerges(Action):
+    """Find likely duplicate entries of the bank and queue them as merge proposals (pending
+    or unclear; never merges); idempotent. The run's counts. A command runs it in process, the
+    task runs it for a queued job; ``progress`` (optional) draws its progress."""
+
+    name = "proposals.find"
+    summary = "Find likely duplicates and queue them as merge proposals"
+    scope = Scope.CURATE
+    Input = ProposeMergesInput
+    progress = None
+
+    def execute(self):
+        from graph.curation.proposals import propose_merges
+
+        return propose_merges(self.bank, limit=self.data["limit"], progress=self.progress)
+
+    def present(self, run) -> dict:
+        return run.as_json()
+
+
+class QueueMergeProposals(Action):
+    """Queue :class:`ProposeMerges` on the bank as a background job (enqueued after commit);
+    the job, which the job status pages and ``GET /jobs/{id}`` show."""
+
+    name = "proposals.queue"
+    summary = "Queue the duplicate finder as a job"
+    scope = Scope.CURATE
+    Input = ProposeMergesInput
+    status = 202
+
+    def execute(self) -> Job:
+        from graph.tasks import propose_merges_task
+
+        job = Job.objects.create(bank=self.bank, kind="merge_proposals", actor=self.caller.actor)
+        bank_id, limit = self.bank.pk, self.data["limit"]
+        transaction.on_commit(
+            lambda: propose_merges_task.delay(bank_id, limit=limit, job_id=job.pk)
+        )
+        return job
+
+    def present(self, job: Job) -> dict:
+        from kb.actions.jobs import job_json
+
+        return job_json(job)

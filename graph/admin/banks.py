@@ -10,15 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
+from graph.actions.curation import QueueMergeProposals
 from graph.curation.decisions import OPEN
 from graph.edges.links import current_q
 from graph.models import Edge, MergeProposal
+from kb.actions.staff import run_as_staff
 from kb.admin import BankAdmin
 from kb.models import Bank, Entry, EntryStatus, Operation
 
@@ -138,19 +139,17 @@ class GraphBankAdmin(BankAdmin):
 
     @admin.action(description="Propose merges (queue the duplicate finder)", permissions=["change"])
     def propose_merges(self, request, queryset):
-        """Enqueue :func:`graph.tasks.propose_merges_task` per bank, after commit; the queue
+        """``QueueMergeProposals`` per bank: a job each, enqueued after commit; the queue
         fills as the job runs (it never merges anything itself)."""
-        from graph.tasks import propose_merges_task
-
         banks = list(queryset.order_by("slug"))
-        for bank in banks:
-            transaction.on_commit(lambda pk=bank.pk: propose_merges_task.delay(pk))
+        jobs = [run_as_staff(request, QueueMergeProposals, bank, body={}) for bank in banks]
         self.message_user(
             request,
             format_html(
-                "Queued the duplicate finder for {}. Its proposals (likely duplicates and unclear "
-                "pairs alike) appear in the {} as it finishes.",
+                "Queued the duplicate finder for {} (jobs {}). Its proposals (likely duplicates "
+                "and unclear pairs alike) appear in the {} as it finishes.",
                 ", ".join(b.slug for b in banks),
+                ", ".join(job.public_id for job in jobs),
                 format_html(
                     '<a href="{}">proposal queue</a>',
                     reverse("admin:graph_mergeproposal_changelist") + "?queue=open",

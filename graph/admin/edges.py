@@ -21,6 +21,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from graph.actions.edges import LinkEntries, RetypeEdge, UnlinkEdge, UnlinkEdges
 from graph.actions.traverse import CorrectEdges
+from graph.actions.vocabulary import DeleteEdgeType, SaveEdgeType
 from graph.admin.common import (
     NoHistoryRevertMixin,
     _check_type_bank,
@@ -35,6 +36,7 @@ from graph.models import (
     EdgeType,
 )
 from kb.actions.staff import execute_as, run_as_staff
+from kb.admin_config import ActionSaveAdmin
 from kb.admin_filters import BankFilter
 from kb.api.render import iso
 from kb.errors import KbError
@@ -43,8 +45,12 @@ from kb.errors import KbError
 
 
 @admin.register(EdgeType)
-class EdgeTypeAdmin(admin.ModelAdmin):
-    """The relation vocabulary. Core types (no bank) are shared: only superusers edit them."""
+class EdgeTypeAdmin(ActionSaveAdmin, admin.ModelAdmin):
+    """The relation vocabulary, saved through ``SaveEdgeType`` (one ``configure`` operation on
+    the type's bank). Core types (no bank) are shared: only superusers edit them."""
+
+    save_action = SaveEdgeType
+    delete_action = DeleteEdgeType
 
     list_display = (
         "name",

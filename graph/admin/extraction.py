@@ -190,6 +190,9 @@ class EdgeProposalAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request)
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # proposals end by a decision (accept or reject), never by a row delete
+
     def has_decide_permission(self, request):
         return request.user.has_perm("graph.change_edgeproposal")
 

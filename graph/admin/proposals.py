@@ -107,6 +107,11 @@ class MergeProposalAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request)
 
+    def has_delete_permission(self, request, obj=None):
+        # Proposals end by a decision (the decide action), which the finder remembers; a
+        # deleted row would be proposed again and leave no record of who dropped it.
+        return False
+
     def has_decide_permission(self, request):
         return request.user.has_perm("graph.change_mergeproposal")
 

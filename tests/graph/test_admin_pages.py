@@ -10,7 +10,7 @@ from graph.curation.merge import merge_entries
 from graph.edges.links import link
 from graph.models import EdgeType
 from graph.resolution.aliases import add_alias
-from kb.models import Bank, EntryKind
+from kb.models import Bank, EntryKind, Job
 
 pytestmark = pytest.mark.django_db
 
@@ -113,7 +113,9 @@ def test_propose_merges_action_enqueues_the_job(
     queued = []
     from graph import tasks
 
-    monkeypatch.setattr(tasks.propose_merges_task, "delay", lambda pk: queued.append(pk))
+    monkeypatch.setattr(
+        tasks.propose_merges_task, "delay", lambda pk, **kw: queued.append((pk, kw))
+    )
     make_entry("A")
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
@@ -122,7 +124,9 @@ def test_propose_merges_action_enqueues_the_job(
             follow=True,
         )
     assert response.status_code == 200
-    assert queued == [bank.pk]
+    job = Job.objects.get(bank=bank, kind="merge_proposals")  # QueueMergeProposals' job
+    assert queued == [(bank.pk, {"limit": 200, "job_id": job.pk})]
+    assert job.status == "queued" and job.actor.startswith("staff:")
     assert any("Queued the duplicate finder" in str(m) for m in response.context["messages"])
 
 

@@ -9,7 +9,6 @@ from django.core.management.base import CommandError
 
 from graph.ingest.debian import import_debian
 from kb.management.commands._base import KbCommand
-from kb.services.banks import ensure_bank
 
 
 class Command(KbCommand):
@@ -46,7 +45,7 @@ class Command(KbCommand):
             if not path.is_file():
                 raise CommandError(f"No such file: {path}")
             text = path.read_text(encoding="utf-8")
-        bank, _ = ensure_bank(options["bank"])
+        bank, _ = self.ensure_bank(options["bank"])
 
         started = time.perf_counter()
         with self.phase_progress() as progress:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from graph.curation.proposals import propose_merges
+from graph.actions.curation import ProposeMerges, QueueMergeProposals
 from graph.management.commands.backfill_citations import ProgressBar, bank_by_slug
+from kb.actions.base import Caller
+from kb.actions.staff import execute_prepared, prepare_as
 from kb.management.commands._base import KbCommand
 
 
@@ -22,14 +24,26 @@ class Command(KbCommand):
         parser.add_argument(
             "--limit", type=int, default=200, help="At most this many new proposals."
         )
+        parser.add_argument(
+            "--queue",
+            action="store_true",
+            help="Queue it as a background job (prints the job id) instead of running it here.",
+        )
 
     def handle_kb(self, *args, **options):
         if options["limit"] < 1:
             raise CommandError("--limit must be at least 1.")
         bank = bank_by_slug(options["bank"])
-        bar = ProgressBar("nearest neighbours", self.stderr._out)
+        body = {"limit": options["limit"]}
+        if options["queue"]:
+            job = self.run_action(QueueMergeProposals, bank, body=body)
+            self.stdout.write(f"Queued job {job.public_id} ({job.kind}) for {bank.slug}.")
+            return
+        caller = Caller.system(f"command:{self.command_name}", via="command")
+        action = prepare_as(caller, ProposeMerges, bank, body=body)
+        action.progress = ProgressBar("nearest neighbours", self.stderr._out)
         try:
-            run = propose_merges(bank, limit=options["limit"], progress=bar)
+            run = execute_prepared(action)
         finally:
-            bar.close()
+            action.progress.close()
         self.stdout.write(run.summary())

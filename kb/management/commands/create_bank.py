@@ -1,6 +1,5 @@
 from kb.management.commands._base import KbCommand
 from kb.models import BankKind
-from kb.services.banks import ensure_bank
 
 
 class Command(KbCommand):
@@ -13,7 +12,9 @@ class Command(KbCommand):
         parser.add_argument("--kind", default=BankKind.GENERAL, choices=BankKind.values)
 
     def handle_kb(self, *args, **options):
-        bank, created = ensure_bank(options["slug"], name=options["name"], kind=options["kind"])
+        bank, created = self.ensure_bank(
+            options["slug"], name=options["name"], kind=options["kind"]
+        )
         self.stdout.write(
             f"{'Created' if created else 'Kept existing'} bank {bank.slug!r} ({bank.kind})."
         )

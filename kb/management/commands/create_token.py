@@ -1,11 +1,14 @@
+"""``manage.py create_token NAME --bank SLUG``: the ``CreateToken`` action as this command."""
+
 from datetime import timedelta
 
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from kb.actions.tokens import CreateToken
 from kb.management.commands._base import KbCommand
 from kb.models import Bank
-from kb.services.tokens import create_token
+from kb.services.tokens import parse_scopes
 
 
 class Command(KbCommand):
@@ -27,24 +30,29 @@ class Command(KbCommand):
 
     def handle_kb(self, *args, **options):
         slugs = options["bank"]
-        banks = list(Bank.objects.filter(slug__in=slugs))
-        missing = sorted(set(slugs) - {b.slug for b in banks})
+        missing = sorted(
+            set(slugs) - set(Bank.objects.filter(slug__in=slugs).values_list("slug", flat=True))
+        )
         if missing:
             raise CommandError(
                 f"No such bank: {', '.join(missing)}. Create it with create_bank first."
             )
         days = options["expires_in_days"]
         expires_at = timezone.now() + timedelta(days=days) if days is not None else None
-        token, raw = create_token(
-            options["name"],
-            banks,
-            options["scopes"],
-            created_by="command:create_token",
-            expires_at=expires_at,
+        created = self.run_action(
+            CreateToken,
+            None,
+            body={
+                "name": options["name"],
+                "banks": slugs,
+                "scopes": parse_scopes(options["scopes"]),
+                "expires_at": expires_at.isoformat() if expires_at else None,
+            },
         )
+        token = created.token
         self.stdout.write(
             f"Token {token.name!r} ({token.prefix}) for {', '.join(slugs)} with scopes {','.join(token.scopes)}"
             + (f", expiring {token.expires_at.isoformat()}." if token.expires_at else ".")
         )
         self.stdout.write("Store it now; it is not shown again:")
-        self.stdout.write(raw)
+        self.stdout.write(created.raw)

@@ -8,7 +8,6 @@ from kb.actions.base import Caller
 from kb.actions.imports import ImportLines
 from kb.management.commands._base import KbCommand
 from kb.management.jobs_cli import follow_job
-from kb.services.banks import ensure_bank
 from kb.services.embedding import create_embedding_job, run_embedding_job
 
 
@@ -39,7 +38,7 @@ class Command(KbCommand):
         if not path.is_file():
             raise CommandError(f"No such file: {path}")
         text = path.read_text(encoding="utf-8")
-        bank, _ = ensure_bank(options["slug"])
+        bank, _ = self.ensure_bank(options["slug"])
 
         caller = Caller.system("command:import_bank", via="command")
         body = {

@@ -3,7 +3,6 @@ from pathlib import Path
 
 from kb.management.commands._base import KbCommand
 from kb.models import BankKind, Entry
-from kb.services.banks import ensure_bank
 from kb.services.bulk import import_bank
 from kb.services.embedding import embed_entries
 
@@ -32,7 +31,7 @@ class Command(KbCommand):
         from kb.services.bulk import LINE_TYPES
 
         for slug, name, kind, files in DEMO_BANKS:
-            bank, _ = ensure_bank(slug, name=name, kind=kind)
+            bank, _ = self.ensure_bank(slug, name=name, kind=kind)
             for filename in files:
                 path = DEMO_DIR / filename
                 text = path.read_text(encoding="utf-8")

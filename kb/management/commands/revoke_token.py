@@ -1,8 +1,11 @@
+"""``manage.py revoke_token PREFIX…``: the ``RevokeTokens`` action as this command."""
+
 from django.core.management.base import CommandError
 
+from kb.actions.tokens import RevokeTokens
 from kb.management.commands._base import KbCommand
 from kb.models import AgentToken
-from kb.services.tokens import TOKEN_PREFIX, revoke_tokens
+from kb.services.tokens import TOKEN_PREFIX
 
 
 class Command(KbCommand):
@@ -34,7 +37,7 @@ class Command(KbCommand):
             tokens += named
         if not tokens:
             raise CommandError("Name the tokens to revoke: a prefix, a raw token or --name.")
-        result = revoke_tokens(tokens, actor="command:revoke_token")
+        result = self.run_action(RevokeTokens, None, body={"ids": [t.pk for t in tokens]})
         self.stdout.write(
             f"Revoked {len(result.revoked)} token(s)"
             + (f": {', '.join(result.revoked)}" if result.revoked else "")
