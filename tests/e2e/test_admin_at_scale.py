@@ -244,7 +244,8 @@ def test_queues_worked_to_the_end(live_server, curator_page, world):
     check(page, f"{base}/admin/graph/edgeproposal/{unresolved.pk}/change/", "edge-proposal")
     page.click("#id_to_entry + .select2")
     page.keyboard.type("porter")
-    page.wait_for_selector(".select2-results__option--highlighted")
+    # The picker first shows its unfiltered page; wait for the typed search's answer.
+    page.locator(".select2-results__option--highlighted", has_text="Porter Pool").wait_for()
     assert "Porter Pool" in page.inner_text(".select2-results__option--highlighted")
     page.keyboard.press("Enter")
     page.fill("#id_reason", "the porters are a team")
