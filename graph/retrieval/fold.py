@@ -44,6 +44,9 @@ class PoolEdge:
     priority: int
     note: str
     note_relevance: float = 0.0  # the note's full-text rank against the query, in [0, 1)
+    # A ``corrects`` edge's source is live and unexpired (only a current corrector corrects,
+    # API.md "Corrections"); true for every other relation.
+    source_current: bool = True
 
 
 @dataclass
@@ -152,10 +155,16 @@ def fold_pool(ranked: Sequence[int], edges: Sequence[PoolEdge], limit: int) -> F
         if protected:
             reps = list(protected)
             host = protected[0]
-            # A protected entry stands even when corrected: its corrector stands too (at its
-            # rank; the answer then orders it first), never folded under a third entry.
+            # A protected entry stands even when corrected: its current corrector stands too
+            # (at its rank; the answer then orders it first), never folded under a third entry.
+            # A retired or expired corrector corrects nothing: it folds like any member.
             for e in edges:
-                if e.relation == "corrects" and e.target in protected and e.source in member_set:
+                if (
+                    e.relation == "corrects"
+                    and e.source_current
+                    and e.target in protected
+                    and e.source in member_set
+                ):
                     if e.source not in reps:
                         reps.append(e.source)
                         standing[e.source] = rank[e.target]
@@ -228,7 +237,12 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
         )
         SELECT types.sup, types.cor, x.* FROM types LEFT JOIN LATERAL (
         SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority,
-               ed.note, {note_rel}
+               ed.note, {note_rel},
+               -- is a corrects edge's source current? (looked up for those edges alone)
+               CASE WHEN t.name <> 'corrects' THEN true ELSE EXISTS (
+                   SELECT 1 FROM kb_entry src WHERE src.id = ed.from_entry_id
+                      AND src.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
+                      AND (src.expires_at IS NULL OR src.expires_at >= %(now)s::date)) END
           FROM graph_edge ed JOIN graph_edgetype t ON t.id = ed.type_id
          WHERE {_CURRENT} AND %(many)s
            AND ed.from_entry_id = ANY(%(ids)s) AND ed.to_entry_id = ANY(%(ids)s)
@@ -243,7 +257,11 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
     }
     rows = fetch_prepared(sql, params)
     return PoolGraph(
-        [PoolEdge(*row[2:9], float(row[9] or 0.0)) for row in rows if row[2] is not None],
+        [
+            PoolEdge(*row[2:9], float(row[9] or 0.0), bool(row[10]))
+            for row in rows
+            if row[2] is not None
+        ],
         list(rows[0][0]) if rows else [],
         list(rows[0][1]) if rows else [],
     )
