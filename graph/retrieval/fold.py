@@ -375,8 +375,9 @@ ranked AS (  -- one sort: the rank, the rank among noted edges, the noted edges 
     SELECT scored.result_id, scored.other_id, scored.direction, scored.note, scored.name,
            scored.pin, scored.rel, row_number() OVER w AS rn,
            count(*) FILTER (WHERE scored.note <> '' AND NOT scored.pin) OVER w AS noted_no,
-           count(*) FILTER (WHERE scored.note <> '' AND NOT scored.pin)
-               OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS noted_total
+           -- the last row's running count is the result's count of noted edges: flagged in
+           -- the same window pass (a whole-partition frame cost a second one)
+           lead(true, 1, false) OVER w = false AS last
       FROM (SELECT s.*, coalesce(s.vrel, 0) + %(note_weight)s * s.nrel
                         + %(note_vector_weight)s * coalesce(s.ncos, 0) AS rel
               FROM s) scored
@@ -388,11 +389,14 @@ ranked AS (  -- one sort: the rank, the rank among noted edges, the noted edges 
 -- Neighbours (the first n, and a pinned replacement) with their texts; hop lines (noted edges
 -- past the slots) of the first results (``hop_results``) with the id alone: the first
 -- ``hops + n`` noted edges hold the first ``hops`` of them (the neighbours take at most n),
--- which the reader trims exactly. The last column is the result's count of noted edges
--- (stats.hops_cut).
+-- which the reader trims exactly. The last two columns give the result's count of noted edges
+-- (stats.hops_cut): the running count on its last row, which comes as a 't' row when it is
+-- neither a neighbour nor a hop line.
 SELECT c.result_id, o.id, o.short_id, n.title, n.summary, k.name, n.status, n.steps,
        c.name, c.direction, c.note, c.pin, c.rel, c.rn, n.content,
-       CASE WHEN n.id IS NULL THEN 'h' ELSE 'n' END, c.noted_total
+       CASE WHEN n.id IS NOT NULL THEN 'n'
+            WHEN c.note <> '' AND c.noted_no <= %(hops)s + %(n)s THEN 'h' ELSE 't' END,
+       c.noted_no, c.last
   FROM ranked c JOIN kb_entry o ON o.id = c.other_id
   LEFT JOIN LATERAL (
       SELECT o.id, o.title, o.summary, o.status, o.steps, o.kind_id,
@@ -401,15 +405,16 @@ SELECT c.result_id, o.id, o.short_id, n.title, n.summary, k.name, n.status, n.st
   ) n ON true
   LEFT JOIN kb_entrykind k ON k.id = n.kind_id
  WHERE c.rn <= %(n)s OR c.pin
-    OR (c.note <> '' AND c.noted_no <= %(hops)s + %(n)s AND c.result_id = ANY(%(hop_results)s))
+    OR (c.result_id = ANY(%(hop_results)s)
+        AND (c.last OR (c.note <> '' AND c.noted_no <= %(hops)s + %(n)s)))
 UNION ALL
 SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, 'x', NULL
+       NULL, 'x', NULL, NULL
   FROM capped
 UNION ALL  -- a current corrector of each result, wherever it is (API.md "Corrections"): one
            -- row per result however many correctors a hub has
 SELECT r.id, NULL, cr.short_id, NULL, NULL, NULL, NULL, NULL, 'corrects', 'in', NULL, NULL,
-       NULL, cr.edge_id, NULL, 'c', NULL
+       NULL, cr.edge_id, NULL, 'c', NULL, NULL
   FROM r CROSS JOIN LATERAL (  -- the first the index yields: edges are read until one end is
                                -- current, never all of a hub's read and sorted to pick one
     SELECT o.short_id, ed.id AS edge_id
@@ -503,9 +508,10 @@ def neighbors_of(
 
 def _selection(rows, hops: int, hop_results: set[int]) -> NeighborSelection:
     """The neighbour statement's rows, by role: ``n`` neighbour, ``h`` a noted edge past the
-    slots (the first ``hops`` per result kept as hop lines), ``x`` a result whose candidate
-    read stopped at the cap, ``c`` a result's current corrector. ``hops_cut`` counts the noted
-    edges past the slots of the ``hop_results`` that the cap left out."""
+    slots (the first ``hops`` per result kept as hop lines), ``t`` only the last candidate's
+    running count of noted edges, ``x`` a result whose candidate read stopped at the cap,
+    ``c`` a result's current corrector. ``hops_cut`` counts the noted edges past the slots of
+    the ``hop_results`` that the cap left out."""
     selection = NeighborSelection([], [])
     kept: dict[int, int] = {}
     noted: dict[int, int] = {}
@@ -519,9 +525,9 @@ def _selection(rows, hops: int, hop_results: set[int]) -> NeighborSelection:
                 selection.hops.append(Hop(row[0], row[1], row[2], row[8], row[9], row[10]))
         elif role == "x":
             selection.capped.append(row[0])
-        else:
+        elif role == "c":
             selection.correctors.setdefault(row[0], []).append(row[2])
-        if role in "nh" and row[0] in hop_results:
+        if row[17] and row[0] in hop_results:  # the result's last candidate: its count
             noted[row[0]] = row[16]
     # noted edges of a result past its slots, less the hop lines handed over
     in_slots = Counter(n.result_id for n in selection.neighbors if n.note and not n.pinned)
