@@ -45,7 +45,8 @@ class PoolEdge:
     note: str
     note_relevance: float = 0.0  # the note's full-text rank against the query, in [0, 1)
     # A ``corrects`` edge's source is live and unexpired (only a current corrector corrects,
-    # API.md "Corrections"); true for every other relation.
+    # API.md "Corrections"). Looked up only where the fold asks, for an edge into one of the
+    # pool's top two (``PROTECTED``); true for every other edge.
     source_current: bool = True
 
 
@@ -238,8 +239,10 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
         SELECT types.sup, types.cor, x.* FROM types LEFT JOIN LATERAL (
         SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority,
                ed.note, {note_rel},
-               -- is a corrects edge's source current? (looked up for those edges alone)
-               CASE WHEN t.name <> 'corrects' THEN true ELSE EXISTS (
+               -- is the source of a corrects edge into the top two current? (looked up for
+               -- those edges alone: the fold stands such a corrector beside its result)
+               CASE WHEN t.name <> 'corrects' OR NOT ed.to_entry_id = ANY(%(protected)s)
+                    THEN true ELSE EXISTS (
                    SELECT 1 FROM kb_entry src WHERE src.id = ed.from_entry_id
                       AND src.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
                       AND (src.expires_at IS NULL OR src.expires_at >= %(now)s::date)) END
@@ -252,6 +255,7 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
         "bank": bank.pk,
         "now": timezone.now(),
         "ids": list(ids),
+        "protected": list(ids[:PROTECTED]),
         "many": len(ids) >= 2,
         "note_terms": note_terms(query),
     }
