@@ -156,6 +156,8 @@ def test_a_lapsed_corrector_of_a_protected_result_does_not_stand_beside_it(
     # an ordinary member of the protected result's group and folds into it.
     import datetime
 
+    from django.utils import timezone
+
     from graph.curation.lifecycle import retire_entry
 
     stale = make_entry("Playwright login needs HTTP/1.1")
@@ -166,7 +168,7 @@ def test_a_lapsed_corrector_of_a_protected_result_does_not_stand_beside_it(
     if lapse == "retired":
         retire_entry(bank, fix.short_id, "wrong too", "It was the proxy.")
     else:
-        yesterday = datetime.date.today() - datetime.timedelta(days=1)
+        yesterday = timezone.localdate() - datetime.timedelta(days=1)
         Entry.objects.filter(pk=fix.pk).update(durable=False, expires_at=yesterday)
     ranked(stale, second, *filler, fix)
     body = run_query(bank, QueryParams("playwright login 403", limit=4), record=False)
