@@ -61,6 +61,11 @@ def _chars(value: object) -> int:
     return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))  # sent as \u2028
 
 
+def char_count(value: object) -> int:
+    """Characters of ``value`` as an agent receives it (rendered JSON)."""
+    return _chars(value)
+
+
 def estimate_tokens(body: object, counter: TokenCounter = DEFAULT_COUNTER) -> int:
     """Tokens of a JSON body as an agent receives it."""
     return counter.tokens_of_chars(_chars(body))
@@ -311,8 +316,17 @@ def pointer_count(item: dict) -> int:
 
 def fit_budget(body: dict, budget: int, counter: TokenCounter = DEFAULT_COUNTER) -> dict:
     """Cut ``body`` in place until it fits ``budget`` tokens (the ladder above). Returns the
-    figures for ``stats``. The body is rendered once before the ladder and once after: the
-    rungs report their own size changes."""
+    figures for ``stats``."""
+    return fit_budget_sized(body, budget, counter)[0]
+
+
+def fit_budget_sized(
+    body: dict, budget: int, counter: TokenCounter = DEFAULT_COUNTER
+) -> tuple[dict, int]:
+    """:func:`fit_budget`, also returning the rendered size of the fitted body in characters.
+    The body is rendered once, before the ladder: the rungs report their own size changes,
+    so the size after them is known without rendering it again (only when ids alone do not
+    fit is it rendered more)."""
     report = {
         "contents_cut": 0,
         "results_cut": 0,
@@ -334,18 +348,20 @@ def fit_budget(body: dict, budget: int, counter: TokenCounter = DEFAULT_COUNTER)
         for item, was in zip(results, bodies, strict=True)
         if (item["content"], item["steps"]) != was
     )
-    size = _chars(body)
     if size > limit:
         _drop_ids(body, limit, report)
-    _fit_query(body, limit)
-    return report
+        size = _fit_query(body, limit)
+    return report, size
 
 
-def settle_tokens(body: dict, stats: dict, counter: TokenCounter = DEFAULT_COUNTER) -> None:
+def settle_tokens(
+    body: dict, stats: dict, counter: TokenCounter = DEFAULT_COUNTER, *, size: int | None = None
+) -> None:
     """Set ``stats["tokens"]`` to the tokens of ``body`` including that figure itself, with
-    one rendering: only the figure's digits change between the candidates."""
+    one rendering (none when the caller knows the body's ``size`` in characters): only the
+    figure's digits change between the candidates."""
     figure = stats["tokens"]
-    chars = _chars(body) - len(str(figure))
+    chars = (_chars(body) if size is None else size) - len(str(figure))
     for _ in range(8):
         tokens = counter.tokens_of_chars(chars + len(str(figure)))
         if tokens == figure:
@@ -378,10 +394,12 @@ def _drop_ids(body: dict, limit: int, report: dict) -> None:
             size -= len(f',"{COMPACT}":[]')
 
 
-def _fit_query(body: dict, limit: int) -> None:
-    """Last resort (no result left, a very long question): shorten the echoed query."""
+def _fit_query(body: dict, limit: int) -> int:
+    """Last resort (no result left, a very long question): shorten the echoed query. Returns
+    the body's size in characters."""
     for _ in range(8):
-        excess = _chars(body) - limit
-        if excess <= 0:
-            return
-        body["query"] = clip(body["query"], max(0, len(body["query"]) - excess - 1))
+        size = _chars(body)
+        if size <= limit:
+            return size
+        body["query"] = clip(body["query"], max(0, len(body["query"]) - (size - limit) - 1))
+    return _chars(body)

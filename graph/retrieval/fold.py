@@ -44,6 +44,10 @@ class PoolEdge:
     priority: int
     note: str
     note_relevance: float = 0.0  # the note's full-text rank against the query, in [0, 1)
+    # A ``corrects`` edge's source is live and unexpired (only a current corrector corrects,
+    # API.md "Corrections"). Looked up only where the fold asks, for an edge into one of the
+    # pool's top two (``PROTECTED``); true for every other edge.
+    source_current: bool = True
 
 
 @dataclass
@@ -152,10 +156,16 @@ def fold_pool(ranked: Sequence[int], edges: Sequence[PoolEdge], limit: int) -> F
         if protected:
             reps = list(protected)
             host = protected[0]
-            # A protected entry stands even when corrected: its corrector stands too (at its
-            # rank; the answer then orders it first), never folded under a third entry.
+            # A protected entry stands even when corrected: its current corrector stands too
+            # (at its rank; the answer then orders it first), never folded under a third entry.
+            # A retired or expired corrector corrects nothing: it folds like any member.
             for e in edges:
-                if e.relation == "corrects" and e.target in protected and e.source in member_set:
+                if (
+                    e.relation == "corrects"
+                    and e.source_current
+                    and e.target in protected
+                    and e.source in member_set
+                ):
                     if e.source not in reps:
                         reps.append(e.source)
                         standing[e.source] = rank[e.target]
@@ -228,7 +238,14 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
         )
         SELECT types.sup, types.cor, x.* FROM types LEFT JOIN LATERAL (
         SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority,
-               ed.note, {note_rel}
+               ed.note, {note_rel},
+               -- is the source of a corrects edge into the top two current? (looked up for
+               -- those edges alone: the fold stands such a corrector beside its result)
+               CASE WHEN t.name <> 'corrects' OR NOT ed.to_entry_id = ANY(%(protected)s)
+                    THEN true ELSE EXISTS (
+                   SELECT 1 FROM kb_entry src WHERE src.id = ed.from_entry_id
+                      AND src.status NOT IN ('merged', 'deleted', 'retired', 'cancelled')
+                      AND (src.expires_at IS NULL OR src.expires_at >= %(now)s::date)) END
           FROM graph_edge ed JOIN graph_edgetype t ON t.id = ed.type_id
          WHERE {_CURRENT} AND %(many)s
            AND ed.from_entry_id = ANY(%(ids)s) AND ed.to_entry_id = ANY(%(ids)s)
@@ -238,12 +255,17 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
         "bank": bank.pk,
         "now": timezone.now(),
         "ids": list(ids),
+        "protected": list(ids[:PROTECTED]),
         "many": len(ids) >= 2,
         "note_terms": note_terms(query),
     }
     rows = fetch_prepared(sql, params)
     return PoolGraph(
-        [PoolEdge(*row[2:9], float(row[9] or 0.0)) for row in rows if row[2] is not None],
+        [
+            PoolEdge(*row[2:9], float(row[9] or 0.0), bool(row[10]))
+            for row in rows
+            if row[2] is not None
+        ],
         list(rows[0][0]) if rows else [],
         list(rows[0][1]) if rows else [],
     )
@@ -357,8 +379,9 @@ ranked AS (  -- one sort: the rank, the rank among noted edges, the noted edges 
     SELECT scored.result_id, scored.other_id, scored.direction, scored.note, scored.name,
            scored.pin, scored.rel, row_number() OVER w AS rn,
            count(*) FILTER (WHERE scored.note <> '' AND NOT scored.pin) OVER w AS noted_no,
-           count(*) FILTER (WHERE scored.note <> '' AND NOT scored.pin)
-               OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS noted_total
+           -- the last row's running count is the result's count of noted edges: flagged in
+           -- the same window pass (a whole-partition frame cost a second one)
+           lead(true, 1, false) OVER w = false AS last
       FROM (SELECT s.*, coalesce(s.vrel, 0) + %(note_weight)s * s.nrel
                         + %(note_vector_weight)s * coalesce(s.ncos, 0) AS rel
               FROM s) scored
@@ -370,11 +393,14 @@ ranked AS (  -- one sort: the rank, the rank among noted edges, the noted edges 
 -- Neighbours (the first n, and a pinned replacement) with their texts; hop lines (noted edges
 -- past the slots) of the first results (``hop_results``) with the id alone: the first
 -- ``hops + n`` noted edges hold the first ``hops`` of them (the neighbours take at most n),
--- which the reader trims exactly. The last column is the result's count of noted edges
--- (stats.hops_cut).
+-- which the reader trims exactly. The last two columns give the result's count of noted edges
+-- (stats.hops_cut): the running count on its last row, which comes as a 't' row when it is
+-- neither a neighbour nor a hop line.
 SELECT c.result_id, o.id, o.short_id, n.title, n.summary, k.name, n.status, n.steps,
        c.name, c.direction, c.note, c.pin, c.rel, c.rn, n.content,
-       CASE WHEN n.id IS NULL THEN 'h' ELSE 'n' END, c.noted_total
+       CASE WHEN n.id IS NOT NULL THEN 'n'
+            WHEN c.note <> '' AND c.noted_no <= %(hops)s + %(n)s THEN 'h' ELSE 't' END,
+       c.noted_no, c.last
   FROM ranked c JOIN kb_entry o ON o.id = c.other_id
   LEFT JOIN LATERAL (
       SELECT o.id, o.title, o.summary, o.status, o.steps, o.kind_id,
@@ -383,15 +409,16 @@ SELECT c.result_id, o.id, o.short_id, n.title, n.summary, k.name, n.status, n.st
   ) n ON true
   LEFT JOIN kb_entrykind k ON k.id = n.kind_id
  WHERE c.rn <= %(n)s OR c.pin
-    OR (c.note <> '' AND c.noted_no <= %(hops)s + %(n)s AND c.result_id = ANY(%(hop_results)s))
+    OR (c.result_id = ANY(%(hop_results)s)
+        AND (c.last OR (c.note <> '' AND c.noted_no <= %(hops)s + %(n)s)))
 UNION ALL
 SELECT result_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, 'x', NULL
+       NULL, 'x', NULL, NULL
   FROM capped
 UNION ALL  -- a current corrector of each result, wherever it is (API.md "Corrections"): one
            -- row per result however many correctors a hub has
 SELECT r.id, NULL, cr.short_id, NULL, NULL, NULL, NULL, NULL, 'corrects', 'in', NULL, NULL,
-       NULL, cr.edge_id, NULL, 'c', NULL
+       NULL, cr.edge_id, NULL, 'c', NULL, NULL
   FROM r CROSS JOIN LATERAL (  -- the first the index yields: edges are read until one end is
                                -- current, never all of a hub's read and sorted to pick one
     SELECT o.short_id, ed.id AS edge_id
@@ -485,9 +512,10 @@ def neighbors_of(
 
 def _selection(rows, hops: int, hop_results: set[int]) -> NeighborSelection:
     """The neighbour statement's rows, by role: ``n`` neighbour, ``h`` a noted edge past the
-    slots (the first ``hops`` per result kept as hop lines), ``x`` a result whose candidate
-    read stopped at the cap, ``c`` a result's current corrector. ``hops_cut`` counts the noted
-    edges past the slots of the ``hop_results`` that the cap left out."""
+    slots (the first ``hops`` per result kept as hop lines), ``t`` only the last candidate's
+    running count of noted edges, ``x`` a result whose candidate read stopped at the cap,
+    ``c`` a result's current corrector. ``hops_cut`` counts the noted edges past the slots of
+    the ``hop_results`` that the cap left out."""
     selection = NeighborSelection([], [])
     kept: dict[int, int] = {}
     noted: dict[int, int] = {}
@@ -501,9 +529,9 @@ def _selection(rows, hops: int, hop_results: set[int]) -> NeighborSelection:
                 selection.hops.append(Hop(row[0], row[1], row[2], row[8], row[9], row[10]))
         elif role == "x":
             selection.capped.append(row[0])
-        else:
+        elif role == "c":
             selection.correctors.setdefault(row[0], []).append(row[2])
-        if role in "nh" and row[0] in hop_results:
+        if row[17] and row[0] in hop_results:  # the result's last candidate: its count
             noted[row[0]] = row[16]
     # noted edges of a result past its slots, less the hop lines handed over
     in_slots = Counter(n.result_id for n in selection.neighbors if n.note and not n.pinned)

@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 from graph.edges.notes import notes_as_seen
 from graph.retrieval.answer_types import AnswerResult, Link, Pointer, QueryAnswer
-from graph.retrieval.budget import bound_fields, fit_budget, settle_tokens
+from graph.retrieval.budget import bound_fields, char_count, fit_budget_sized, settle_tokens
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
 from kb.presenters import entry_core
 
@@ -94,10 +94,13 @@ def present_answer(answer: QueryAnswer, counter: TokenCounter = DEFAULT_COUNTER)
     stats.update(tokens=budget, budget_tokens=budget, took_ms=99999.9, neighbors=99999)
     stats.update(contents_cut=99999, results_cut=99999, hops_cut=max(stats["hops_cut"], 99999))
     stats.update(pointers_compacted=99999, dropped_pointers=99999)
-    report = fit_budget(body, budget, counter)
+    report, size = fit_budget_sized(body, budget, counter)
+    placeholders = char_count(stats)
     stats.update(report)
     stats["hops_cut"] = answer.stats.hops_cut + report.get("hops_cut", 0)
     stats["neighbors"] = sum(len(r["neighbors"]) for r in results)
     stats["took_ms"] = round((time.perf_counter() - answer.started) * 1000, 1)
-    settle_tokens(body, stats, counter)  # the figure is part of what it counts
+    # The body's size follows from the fitted size and the stats' new figures (no rendering
+    # of the whole body again); the token figure is part of what it counts.
+    settle_tokens(body, stats, counter, size=size + char_count(stats) - placeholders)
     return body

@@ -126,6 +126,13 @@ def test_the_corrector_of_a_protected_result_stands_beside_it():
         assert 5 not in [f.entry_id for f in r.related]
 
 
+def test_a_lapsed_corrector_of_a_protected_result_folds_into_it():
+    lapsed = PoolEdge(1, 5, 1, "corrects", "dominates", 100, "note", source_current=False)
+    plan = fold_pool([1, 2, 3, 4, 5], [lapsed], limit=4)
+    assert [r.entry_id for r in plan.results] == [1, 2, 3, 4]
+    assert [f.entry_id for f in plan.results[0].related] == [5]
+
+
 def test_the_corrector_of_a_protected_result_leads_the_answer(bank, make_entry, linked, ranked):
     stale = make_entry("Playwright login needs HTTP/1.1")
     second = make_entry("Playwright fixtures")
@@ -139,6 +146,37 @@ def test_the_corrector_of_a_protected_result_leads_the_answer(bank, make_entry, 
     assert fix.short_id in ids and ids.index(fix.short_id) < ids.index(stale.short_id)
     assert by_id(body)[stale.short_id]["corrected_by"] == fix.short_id
     assert all(fix.short_id != p["id"] for r in body["results"] for p in r["related"])
+
+
+@pytest.mark.parametrize("lapse", ["retired", "expired"])
+def test_a_lapsed_corrector_of_a_protected_result_does_not_stand_beside_it(
+    bank, make_entry, linked, ranked, lapse
+):
+    # Only a current corrector must stand (API.md "Corrections"): a retired or expired one is
+    # an ordinary member of the protected result's group and folds into it.
+    import datetime
+
+    from django.utils import timezone
+
+    from graph.curation.lifecycle import retire_entry
+
+    stale = make_entry("Playwright login needs HTTP/1.1")
+    second = make_entry("Playwright fixtures")
+    filler = [make_entry(f"Filler {i}") for i in range(3)]
+    fix = make_entry("Login 403 is a duplicated CSRF meta tag")
+    linked(fix, stale, "corrects", note="The real cause of the 403.")
+    if lapse == "retired":
+        retire_entry(bank, fix.short_id, "wrong too", "It was the proxy.")
+    else:
+        yesterday = timezone.localdate() - datetime.timedelta(days=1)
+        Entry.objects.filter(pk=fix.pk).update(durable=False, expires_at=yesterday)
+    ranked(stale, second, *filler, fix)
+    body = run_query(bank, QueryParams("playwright login 403", limit=4), record=False)
+    ids = [r["id"] for r in body["results"]]
+    assert fix.short_id not in ids
+    assert len(ids) == 4
+    assert by_id(body)[stale.short_id]["corrected_by"] is None
+    assert fix.short_id in [p["id"] for p in by_id(body)[stale.short_id]["related"]]
 
 
 # --- hop lines -------------------------------------------------------------------------------
