@@ -90,7 +90,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("KB_EMBEDDER", "hashing")
+    os.environ.setdefault("KB_EMBEDDER", "minilm")  # the model the extractor now calls
     import django
 
     django.setup()
