@@ -52,8 +52,12 @@ TRAILING = cl.LEADING | {"all", "any", "some", "each"}
 # "went to", "is going to take over"): the phrase reader's cues never see such words.
 NOT_PRESENT = {
     "was", "were", "had", "did", "used", "going", "planning", "supposed", "will", "would",
+    "once", "formerly", "previously", "originally",
+}  # fmt: skip
+# A first verb in the simple past ("went to"); after "is" these are participles ("is kept by").
+IRREGULAR_PAST = {
     "went", "took", "ran", "kept", "built", "made", "gave", "came", "got", "became", "left",
-    "brought", "bought", "began", "once", "formerly", "previously", "originally",
+    "brought", "bought", "began", "held", "sent", "led", "fed",
 }  # fmt: skip
 PARTICLES = cl.PREPOSITIONS | {"after", "before", "up", "off", "out", "down", "over"}
 GAP_PUNCT = re.compile(r"[,;:()\[\]\"“”!?]|\s[-–—]\s")
@@ -100,7 +104,10 @@ def passive(words: list[str]) -> bool:
 
 def _simple_past(words: list[str]) -> bool:
     """ "owned", "needed": a first verb in "-ed" with no auxiliary is the simple past."""
-    return words[0].endswith("ed") and words[0] not in {"need", "feed", "speed", "proceed"}
+    first = words[0]
+    return first in IRREGULAR_PAST or (
+        first.endswith("ed") and first not in {"need", "feed", "speed", "proceed"}
+    )
 
 
 def _infinitive(words: list[str]) -> bool:
