@@ -99,3 +99,16 @@ def test_off_without_the_model_it_was_tuned_for(bank, make_entry, settings):
     vocabulary = Vocabulary.for_bank(bank)
     extractor._matcher, extractor._vocabulary = PhraseMatcher(vocabulary), vocabulary
     assert extractor.read_sentence("The Oven Crew is the owner of the Dough Log.") == []
+
+
+def test_a_possessive_predicate_states_ownership(read):
+    assert read("The Bake Plan is the Night Baker's.") == {("Bake Plan", "owned_by", "Night Baker")}
+    assert read("The Dough Log is the Oven Crew's job, every day.", basis=True) == {
+        ("Dough Log", "owned_by", "Oven Crew", "possessive:is Y's")
+    }
+
+
+def test_a_possessor_of_a_longer_noun_phrase_or_in_the_past_owns_nothing(read):
+    assert read("The Bake Plan is the Night Baker's favourite recipe book.") == set()
+    assert read("The Bake Plan was the Night Baker's.") == set()
+    assert read("The Bake Plan is not the Night Baker's.") == set()

@@ -340,9 +340,10 @@ class LocalExtractor:
         found = []
         if self.by_meaning is not False:
             spans = [(p.start, p.end) for p in reading.phrases]
-            found = semantic.candidates(
-                sentence, mentions, spans, facts, lambda at: _clause_start(sentence, at, mentions)
-            )
+            start_of = lambda at: _clause_start(sentence, at, mentions)  # noqa: E731
+            found = semantic.candidates(sentence, mentions, spans, facts, start_of)
+            owner = semantic.ownership(self._vocabulary)
+            out += semantic.possessive_statements(sentence, mentions, facts, owner, start_of)
         out = [replace(st, span=span) for st in out] if span != sentence else out
         return out, [(span, c) for c in found]
 

@@ -153,6 +153,57 @@ def candidates(
     return out
 
 
+# "X is Y's." / "X is Y's system." states that Y owns X: read as the vocabulary's first of
+# these phrases (a lexical generalisation, no model).
+OWNERSHIP_PHRASES = ("is owned by", "belongs to", "is the responsibility of")
+POSSESSIVE_TAIL = re.compile(r"['’]s(?:\s+([a-z]+))?\s*(?:[,;.]|$)")
+
+
+def ownership(vocabulary: Vocabulary) -> str | None:
+    """The relation a possessive predicate states: the one with an ownership phrase."""
+    for wanted in OWNERSHIP_PHRASES:
+        for rel in vocabulary.relations.values():
+            if wanted in (p.lower() for p in rel.phrases):
+                return rel.name
+    return None
+
+
+def possessive_statements(
+    sentence: str, mentions: list[Mention], facts, relation: str | None, clause_start
+) -> list[Statement]:
+    """ "The Incident Portal is SHEQ's system", "AVL is Bus Control's": the possessor owns the
+    subject. Only "is/are" (and adverbs) between the names, and at most one lower-case noun
+    after "'s" before the clause ends."""
+    out = []
+    if relation is None:
+        return out
+    for a, b in zip(mentions, mentions[1:], strict=False):
+        if len(a.entry_pks) != 1 or len(b.entry_pks) != 1 or a.entry_pks == b.entry_pks:
+            continue
+        if not any(lo <= a.start and b.end <= hi for lo, hi in facts):
+            continue
+        gap = cl.words(sentence[a.end : b.start])
+        words = [w for w in gap if w not in cl.ADVERBS | cl.DETERMINERS]
+        if GAP_PUNCT.search(sentence[a.end : b.start]) or words not in (["is"], ["are"]):
+            continue
+        if not POSSESSIVE_TAIL.match(sentence, b.end):
+            continue
+        start = clause_start(a.start)
+        if not all(w in cl.LEADING for w in cl.words(sentence[start : a.start])):
+            continue
+        out.append(
+            Statement(
+                span=sentence,
+                relation=relation,
+                from_text=sentence[a.start : a.end],
+                to_text=sentence[b.start : b.end],
+                prior=PRIOR,
+                basis="possessive:is Y's",
+            )
+        )
+    return out
+
+
 class RelationsByMeaning:
     """The vocabulary's phrases as vectors, and predicates matched against them."""
 
