@@ -112,3 +112,22 @@ def test_a_possessor_of_a_longer_noun_phrase_or_in_the_past_owns_nothing(read):
     assert read("The Bake Plan is the Night Baker's favourite recipe book.") == set()
     assert read("The Bake Plan was the Night Baker's.") == set()
     assert read("The Bake Plan is not the Night Baker's.") == set()
+
+
+def test_the_head_noun_names_the_one_entry_whose_title_ends_in_it(read):
+    assert read("The silo is owned by the Oven Crew.") == {("Flour Silo", "owned_by", "Oven Crew")}
+
+
+def test_a_head_noun_shared_by_two_titles_or_too_short_names_nothing():
+    from graph.ingest.extract.mentions import head_noun_names
+
+    info = {
+        1: ("a", "Bake Plan", "x"),
+        2: ("b", "Clean Plan", "x"),
+        3: ("c", "Dough Log", "x"),
+        4: ("d", "Flour Silo", "x"),
+        5: ("e", "Silo", "x"),
+    }
+    # "plan" fits two entries, "log" is too short; "silo" is already a name of the bank.
+    assert head_noun_names(info, {"silo": {5}}) == {}
+    assert head_noun_names(info, {}) == {"the silo": 4}

@@ -301,7 +301,8 @@ class LocalExtractor:
     def _read(self, sentence: str) -> tuple[list[Statement], list[tuple[str, semantic.Candidate]]]:
         """The sentence's statements from phrases, and the pairs left for the model."""
         span, sentence = sentence, cl.without_dash_asides(sentence)
-        mentions = [m for m in self.index.find(span) if sentence[m.start : m.end].strip()]
+        found = self.index.find(span, own_nouns=self._entry_nouns)
+        mentions = [m for m in found if sentence[m.start : m.end].strip()]
         facts = present_fact_clauses(sentence, mentions)
         if not facts:
             return [], []
