@@ -131,3 +131,26 @@ def test_a_head_noun_shared_by_two_titles_or_too_short_names_nothing():
     # "plan" fits two entries, "log" is too short; "silo" is already a name of the bank.
     assert head_noun_names(info, {"silo": {5}}) == {}
     assert head_noun_names(info, {}) == {"the silo": 4}
+
+
+def test_a_failing_model_leaves_the_phrase_reading_whole(bank, make_entry):
+    from kb.services.embedding import EmbedderError
+
+    class Broken:
+        name = semantic.MODEL
+
+        def embed(self, texts):
+            raise EmbedderError("no model here")
+
+    for n in NAMES:
+        make_entry(n, kind="team", content="x")
+    index = MentionIndex(bank)
+    vocabulary = Vocabulary.for_bank(bank)
+    model = semantic.RelationsByMeaning(vocabulary, Broken())
+    assert model.match_all(["is the owner of"]) == {"is the owner of": None}
+    extractor = LocalExtractor(index, by_meaning=True)
+    extractor._matcher, extractor._vocabulary = PhraseMatcher(vocabulary), vocabulary
+    extractor._meaning = (vocabulary, model)
+    assert extractor.read_sentence("The Oven Crew is the owner of the Bake Plan.") == []
+    got = extractor.read_sentence("The Dough Log is owned by the Oven Crew.")
+    assert {s.basis for s in got} == {"phrase:is owned by"}

@@ -26,6 +26,7 @@ embedded in one batch per entry, and phrase vectors once per vocabulary.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from dataclasses import dataclass
@@ -35,6 +36,9 @@ from graph.ingest.extract import clauses as cl
 from graph.ingest.extract.base import Statement, Vocabulary
 from graph.ingest.extract.cues import HEDGES, NEGATIONS
 from graph.ingest.extract.mentions import Mention
+from kb.services.embedding import EmbedderError
+
+logger = logging.getLogger(__name__)
 
 THRESHOLD = 0.50  # cosine of the predicate with its nearest phrase (LOSO-chosen)
 MARGIN = 0.15  # over the nearest phrase of any other relation (LOSO-chosen)
@@ -217,14 +221,23 @@ class RelationsByMeaning:
                 words = text.lower().split()
                 self._phrases.append((rel.name, inverse, text.lower(), passive(words)))
         texts = [p[2] for p in self._phrases]
-        self._vectors = [_unit(v) for v in embedder.embed(texts)] if texts else []
         self._cache: dict[str, Match | None] = {}
+        try:
+            self._vectors = [_unit(v) for v in embedder.embed(texts)] if texts else []
+        except EmbedderError:  # the model cannot run: read by phrases alone, never fail a run
+            logger.warning("extraction by meaning is off: the embedder failed", exc_info=True)
+            self._vectors = []
 
     def match_all(self, predicates: list[str]) -> dict[str, Match | None]:
         """Each predicate's nearest phrase; the model runs once for those not seen before."""
         todo = list(dict.fromkeys(p for p in predicates if p not in self._cache))
         if todo and self._vectors:
-            for text, vector in zip(todo, self.embedder.embed(todo), strict=True):
+            try:
+                vectors = self.embedder.embed(todo)
+            except EmbedderError:
+                logger.warning("extraction by meaning skipped an entry", exc_info=True)
+                return {p: self._cache.get(p) for p in predicates}
+            for text, vector in zip(todo, vectors, strict=True):
                 self._cache[text] = self._nearest(text, _unit(vector))
         return {p: self._cache.get(p) for p in predicates}
 
