@@ -294,7 +294,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("KB_EMBEDDER", "hashing")  # no vectors are read here
+    # The real model: the local extractor matches unphrased predicates by meaning with it
+    # (entries are not embedded: nothing is committed).
+    os.environ.setdefault("KB_EMBEDDER", "minilm")
     import django
 
     django.setup()

@@ -201,7 +201,8 @@ def test_the_entry_s_head_noun_or_kind_names_the_entry(bank, works, make_entry):
         content=(
             "The check needs the Flow Meter. "  # head noun of the title
             "The process is maintained by the Lab Team. "  # the entry's kind
-            "The meter needs the Telemetry Hub. "  # another noun: not the entry
+            "The meter needs the Telemetry Hub. "  # another noun: not the entry, but the
+            # one entry whose title ends in "Meter" (head-noun references, branch extract3)
             "The Control Room owns the Dosing Log, and the check precedes the Pump Schedule."
         ),
     )
@@ -214,6 +215,7 @@ def test_the_entry_s_head_noun_or_kind_names_the_entry(bank, works, make_entry):
         (doc.pk, "requires", works["Flow Meter"].pk),
         (doc.pk, "owned_by", works["Lab Team"].pk),
         (works["Dosing Log"].pk, "owned_by", works["Control Room"].pk),
+        (works["Flow Meter"].pk, "requires", works["Telemetry Hub"].pk),
         # "the check" after another name may be that name's check: not read as the entry.
     }
 

@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from graph.ingest.extract import clauses as cl
+from graph.ingest.extract import semantic
 from graph.ingest.extract import sequences as sq
 from graph.ingest.extract.base import Statement, Vocabulary
 from graph.ingest.extract.cues import (
@@ -229,8 +230,13 @@ class LocalExtractor:
 
     name = "local"
 
-    def __init__(self, index: MentionIndex):
+    def __init__(self, index: MentionIndex, *, by_meaning: bool | None = None):
         self.index = index
+        # Relations said in other words, matched by the model (``semantic``): on by default
+        # with the bank's MiniLM embedder, the one its thresholds were chosen for.
+        self.by_meaning = by_meaning
+        self.meaning_threshold, self.meaning_margin = semantic.THRESHOLD, semantic.MARGIN
+        self._meaning: tuple[Vocabulary, semantic.RelationsByMeaning | None] | None = None
         self._matcher: PhraseMatcher | None = None
         self._vocabulary: Vocabulary | None = None
         self._entry_title = ""  # what a field label's subject ("Requires: …") is called
@@ -249,19 +255,57 @@ class LocalExtractor:
     def extract(self, entry: Entry, vocabulary: Vocabulary) -> list[Statement]:
         if self._vocabulary is not vocabulary:
             self._matcher, self._vocabulary = PhraseMatcher(vocabulary), vocabulary
-        out = []
+        out, waiting = [], []
         self.about(entry)
         for text in (entry.title, entry.content):
             for start, end in sentences(text):
-                out.extend(self.read_sentence(text[start:end]))
-        return out
+                read, found = self._read(text[start:end])
+                out.extend(read)
+                waiting.extend(found)
+        return out + self._by_meaning(waiting)  # one model call per entry
 
     def read_sentence(self, sentence: str) -> list[Statement]:
+        read, found = self._read(sentence)
+        return read + self._by_meaning(found)
+
+    def _meaning_model(self) -> semantic.RelationsByMeaning | None:
+        """The phrase vectors of the current vocabulary, built once; None when off."""
+        if self._meaning is not None and self._meaning[0] is self._vocabulary:
+            return self._meaning[1]
+        model = None
+        if self.by_meaning is not False and self._vocabulary is not None:
+            from django.conf import settings
+
+            from kb.services.embedding import get_embedder
+
+            on = self.by_meaning or getattr(settings, "KB_EXTRACT_BY_MEANING", True)
+            embedder = get_embedder() if on else None
+            if embedder is not None and embedder.name == semantic.MODEL:
+                model = semantic.RelationsByMeaning(self._vocabulary, embedder)
+        self._meaning = (self._vocabulary, model)
+        return model
+
+    def _by_meaning(self, found: list[tuple[str, semantic.Candidate]]) -> list[Statement]:
+        model = self._meaning_model() if found else None
+        if model is None:
+            return []
+        matches = model.match_all([c.predicate for _, c in found])
+        out = []
+        for span, c in found:
+            for st in semantic.statements(
+                [c], matches, threshold=self.meaning_threshold, margin=self.meaning_margin
+            ):
+                out.append(replace(st, span=span))
+        return out
+
+    def _read(self, sentence: str) -> tuple[list[Statement], list[tuple[str, semantic.Candidate]]]:
+        """The sentence's statements from phrases, and the pairs left for the model."""
         span, sentence = sentence, cl.without_dash_asides(sentence)
-        mentions = [m for m in self.index.find(span) if sentence[m.start : m.end].strip()]
+        found = self.index.find(span, own_nouns=self._entry_nouns)
+        mentions = [m for m in found if sentence[m.start : m.end].strip()]
         facts = present_fact_clauses(sentence, mentions)
         if not facts:
-            return []
+            return [], []
         reading = _Reading(sentence, mentions)
         reading.phrases = self._matcher.find(sentence, mentions)
         out: list[Statement] = []
@@ -294,7 +338,15 @@ class LocalExtractor:
                 self._statement(sentence, phrase, subject, (name.start, name.end), o)
                 for o in objects
             ]
-        return [replace(st, span=span) for st in out] if span != sentence else out
+        found = []
+        if self.by_meaning is not False:
+            spans = [(p.start, p.end) for p in reading.phrases]
+            start_of = lambda at: _clause_start(sentence, at, mentions)  # noqa: E731
+            found = semantic.candidates(sentence, mentions, spans, facts, start_of)
+            owner = semantic.ownership(self._vocabulary)
+            out += semantic.possessive_statements(sentence, mentions, facts, owner, start_of)
+        out = [replace(st, span=span) for st in out] if span != sentence else out
+        return out, [(span, c) for c in found]
 
     def _sequence(self, sentence: str, mentions: list[Mention], facts) -> list[Statement]:
         """ "First A, then B", "After A, the crew does B": A precedes B (``sequences``)."""

@@ -12,6 +12,7 @@ because a wrong end makes a plausible false edge (``004_*`` 12.4: bias toward pr
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -70,6 +71,23 @@ def strip_leading(norm: str) -> str:
     return " ".join(tokens)
 
 
+def head_noun_names(info: dict[int, tuple[str, str, str]], names: dict) -> dict[str, int]:
+    """ "the station" for the one entry whose title of two words or more ends in "Station":
+    a lower-case reference names an entry when exactly one title has that head noun, and no
+    name of the bank is already spelled so."""
+    heads: dict[str, set[int]] = {}
+    for pk, (_, title, _) in info.items():
+        tokens = normalize(title).split()
+        if len(tokens) >= 2 and tokens[-1].isalpha() and len(tokens[-1]) >= 4:
+            if tokens[-1] not in STOPWORDS:
+                heads.setdefault(tokens[-1], set()).add(pk)
+    return {
+        f"the {head}": next(iter(pks))
+        for head, pks in heads.items()
+        if len(pks) == 1 and f"the {head}" not in names and head not in names
+    }
+
+
 class MentionIndex:
     """The bank's names (titles, keys, aliases, short ids) of entries that are not merged away
     or deleted, for finding mentions in text and resolving surface forms."""
@@ -116,19 +134,26 @@ class MentionIndex:
                 self._trie[tokens] = tuple(sorted(pks))
         for short_id, pk in self.short_ids.items():
             self._trie[(short_id,)] = (pk,)
+        self.heads = head_noun_names(self.info, self._names)
+        self._head_keys = {tuple(form.split()) for form in self.heads}
+        for form, pk in self.heads.items():
+            self._trie.setdefault(tuple(form.split()), (pk,))
 
     # --- finding names in prose ------------------------------------------------------------
 
-    def find(self, text: str) -> list[Mention]:
-        """Every name of the bank in ``text``, longest first, never overlapping."""
+    def find(self, text: str, own_nouns: Collection[str] = ()) -> list[Mention]:
+        """Every name of the bank in ``text``, longest first, never overlapping. A head noun
+        in ``own_nouns`` ("the policy" in a policy's text) names the entry being read, not
+        the one entry whose title ends in it: it is left to the reader."""
+        skip = {form for form in self._head_keys if form[-1] in own_nouns}
         tokens = [(m.start(), m.end(), normalize(m.group())) for m in TOKEN.finditer(text)]
         found, i = [], 0
         while i < len(tokens):
-            hit = self._longest_at(tokens, i)
+            hit = self._longest_at(tokens, i, skip)
             if hit is not None and tokens[i][2] in LEADING_WORDS:
                 # "the Dress Rehearsal": an alias "the dress" must not swallow the article of
                 # a longer name starting at the next word.
-                later = self._longest_at(tokens, i + 1)
+                later = self._longest_at(tokens, i + 1, skip)
                 if later is not None and later[0] + 1 > hit[0]:
                     i, hit = i + 1, later
             if hit is None:
@@ -139,10 +164,10 @@ class MentionIndex:
             i += n
         return found
 
-    def _longest_at(self, tokens: list, i: int) -> tuple[int, tuple[int, ...]] | None:
+    def _longest_at(self, tokens: list, i: int, skip=()) -> tuple[int, tuple[int, ...]] | None:
         for n in range(min(MAX_MENTION_TOKENS, len(tokens) - i), 0, -1):
             key = tuple(t[2] for t in tokens[i : i + n])
-            if key in self._trie:
+            if key in self._trie and key not in skip:
                 return n, self._trie[key]
         return None
 
@@ -173,6 +198,8 @@ class MentionIndex:
                 return self._exact(self.aliases[form], "alias")
             if form in self._names:
                 return self._exact(self._names[form], "title")
+        if norm in self.heads:  # "the station": the one entry whose title ends in "Station"
+            return Resolved("resolved", self.heads[norm], "head_noun")
         form = strip_leading(norm)
         if not form or not self._names:
             return Resolved("not_found")
