@@ -81,6 +81,32 @@ class ExtractionRequestSerializer(serializers.Serializer):
         return attrs
 
 
+class ExtractEdges(Action):
+    """Read entries' prose here and now and queue the relations found as proposals: the run
+    itself, for a command that shows its own progress bar (``manage.py extract_edges``). REST
+    and MCP queue it as a job with :class:`RunExtraction`. ``progress`` is the runner's."""
+
+    name = "extraction.execute"
+    summary = ""  # no REST operation: REST queues (RunExtraction)
+    scope = Scope.CURATE
+    Input = ExtractionRequestSerializer
+    progress = None
+
+    @classmethod
+    def clean(cls, query, body) -> dict:
+        return coded(cls.Input, named_fields_only(cls.Input, body))
+
+    def execute(self):
+        from graph.ingest.extract.run import extract_edges
+
+        return extract_edges(
+            self.bank,
+            entries=self.data.get("entries"),
+            extractor=self.data["extractor"],
+            progress=self.progress,
+        )
+
+
 class RunExtraction(Action):
     """Queue an extraction run (a background job) over some entries or everything changed
     since the last run. The declaration checks the body (``unknown_extractor``,

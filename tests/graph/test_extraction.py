@@ -5,7 +5,7 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from graph.curation.edge_proposals import accept_band, decide_edge_proposal
 from graph.curation.revert import revert_operation
@@ -273,6 +273,17 @@ def test_extract_edges_command_reports_progress_and_a_summary(bank, ward):
     )
     assert "queued 4 proposals" in out.getvalue()
     assert "1/1" in err.getvalue()  # the progress bar
+    assert EdgeProposal.objects.filter(bank=bank).count() == 4
+
+
+def test_extract_edges_command_runs_the_action_and_refuses_as_rest_does(bank, ward, settings):
+    """The command's input is the action's declaration: an unconfigured llm extractor is the
+    same refusal REST gives, before any bar or proposal."""
+    settings.KB_EXTRACT_LLM_URL = ""
+    with pytest.raises(CommandError, match="not configured"):
+        call_command("extract_edges", bank.slug, "--extractor", "llm", stdout=StringIO())
+    assert not EdgeProposal.objects.filter(bank=bank).exists()
+    call_command("extract_edges", bank.slug, "--entries", ward["doc"].short_id, stdout=StringIO())
     assert EdgeProposal.objects.filter(bank=bank).count() == 4
 
 

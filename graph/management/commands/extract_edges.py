@@ -3,9 +3,10 @@ proposals read from entries' prose (never writes an edge)."""
 
 from __future__ import annotations
 
+from graph.actions.extraction import ExtractEdges
 from graph.ingest.extract import EXTRACTORS
-from graph.ingest.extract.run import extract_edges
 from graph.management.commands.backfill_citations import ProgressBar, bank_by_slug
+from kb.actions.base import Caller
 from kb.management.commands._base import KbCommand
 
 
@@ -26,11 +27,14 @@ class Command(KbCommand):
 
     def handle_kb(self, *args, **options):
         bank = bank_by_slug(options["bank"])
+        caller = Caller.system("command:extract_edges", via="command")
+        body = {"entries": options["entries"], "extractor": options["extractor"]}
+        action = ExtractEdges.prepare(caller, bank, body=body)  # 400-style errors before a bar
         bar = ProgressBar(f"extract ({options['extractor']})", self.stderr._out)
         try:
-            run = extract_edges(
-                bank, entries=options["entries"], extractor=options["extractor"], progress=bar
-            )
+            action.progress = bar
+            with caller.acting():
+                run = action.execute()
         finally:
             bar.close()
         for failure in run.failed:
