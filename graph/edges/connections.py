@@ -22,7 +22,7 @@ from django.db import IntegrityError
 from django.utils import timezone
 
 from graph.edges.clocks import intervals_overlap
-from graph.edges.links import LinkRequest, clean_link, lock_entries
+from graph.edges.links import LinkRequest, clean_link, edge_row, lock_entries
 from graph.edges.vocab import edge_types_for_bank
 from graph.models import Edge
 from kb import audit
@@ -151,23 +151,7 @@ def _insert(bank: Bank, requests: list[LinkRequest]) -> list[Edge]:
         return []
     now = timezone.now()
     actor = audit.current().actor
-    rows = [
-        Edge(
-            bank=bank,
-            from_entry=req.from_entry,
-            to_entry=req.to_entry,
-            type=req.type,
-            label=req.label,
-            note=req.note,
-            evidence=req.evidence or {},
-            source=req.source,
-            actor=actor,
-            valid_from=req.valid_from,
-            valid_to=req.valid_to,
-            recorded_at=now,
-        )
-        for req in requests
-    ]
+    rows = [edge_row(bank, req, actor, now) for req in requests]
     try:
         created = Edge.objects.bulk_create(rows)
     except IntegrityError as exc:  # the database's edge rules, should a check above miss one

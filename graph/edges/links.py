@@ -275,13 +275,11 @@ def check_not_believed(req: LinkRequest) -> None:
     )
 
 
-def write_edge(bank: Bank, req: LinkRequest, *, replaces: Edge | None = None) -> Edge:
-    """Insert one edge row inside the caller's operation; 409 if the triple is already believed
-    or an end was merged away or deleted meanwhile."""
-    _require_linkable(req)
-    check_not_believed(req)
-    ctx = audit.current()
-    edge = Edge(
+def edge_row(
+    bank: Bank, req: LinkRequest, actor: str, now, *, replaces: Edge | None = None
+) -> Edge:
+    """The unsaved edge row a checked link request makes (one write or a set-wise insert)."""
+    return Edge(
         bank=bank,
         from_entry=req.from_entry,
         to_entry=req.to_entry,
@@ -290,12 +288,20 @@ def write_edge(bank: Bank, req: LinkRequest, *, replaces: Edge | None = None) ->
         note=req.note,
         evidence=req.evidence or {},
         source=req.source,
-        actor=ctx.actor,
+        actor=actor,
         valid_from=req.valid_from,
         valid_to=req.valid_to,
-        recorded_at=timezone.now(),
+        recorded_at=now,
         replaces=replaces,
     )
+
+
+def write_edge(bank: Bank, req: LinkRequest, *, replaces: Edge | None = None) -> Edge:
+    """Insert one edge row inside the caller's operation; 409 if the triple is already believed
+    or an end was merged away or deleted meanwhile."""
+    _require_linkable(req)
+    check_not_believed(req)
+    edge = edge_row(bank, req, audit.current().actor, timezone.now(), replaces=replaces)
     try:
         with transaction.atomic():
             edge.save()
