@@ -38,9 +38,7 @@ def _ids(bank, n: int) -> list[int]:
     return import_bank(bank, text, reason="test", embed=False)["to_embed"]
 
 
-def test_each_batch_costs_four_statements_and_progress_follows_the_batches(
-    bank, hashing_embedder
-):
+def test_each_batch_costs_four_statements_and_progress_follows_the_batches(bank, hashing_embedder):
     ids = _ids(bank, 25)
     seen = []
     with CaptureQueriesContext(connection) as queries:
