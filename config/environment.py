@@ -182,7 +182,7 @@ VARIABLES: tuple[Variable, ...] = tuple(
         ("KB_EMBEDDER", "str", "minilm", "`minilm` (local all-MiniLM-L6-v2), `openai` (an OpenAI-compatible /embeddings endpoint) or `hashing` (tests only)."),
         ("KB_EMBEDDING_DIM", "int", 384, "Vector dimension (the columns are 384)."),
         ("KB_QUERY_EMBEDDING_CACHE", "int", 2048, "Query vectors cached per process (0: off)."),
-        ("KB_EMBED_BATCH_SIZE", "int", 64, "Texts per embedding batch."),
+        ("KB_EMBED_BATCH_SIZE", "int", 512, "Entries per stored embedding batch (their texts go to the model in one call: the larger the call, the less padding)."),
         ("KB_EMBEDDING_RUNTIME", "str", "onnx", "The local model's runtime: `onnx` (the graph exported at set-up, run by ONNX Runtime; PyTorch when the export is missing) or `torch`."),
         ("KB_ONNX_MODEL_DIR", "str", "", "Where the exported ONNX model lives (blank: `.models/` in the checkout)."),
         ("KB_ONNX_THREADS", "int", 0, "Intra-op threads of the ONNX session (0: `OMP_NUM_THREADS` when set, else the cores)."),

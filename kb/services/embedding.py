@@ -20,7 +20,7 @@ import urllib.request
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 from functools import lru_cache
 from typing import Protocol
 
@@ -249,6 +249,25 @@ def embed_entries(
 ) -> int:
     """Compute and store the vectors of ``entries`` whose text changed; return how many."""
     embedder = embedder or get_embedder()
+    pending = _pending(entries, force=force, embedder=embedder)
+    if not pending.todo:
+        return 0
+    return _store(pending, embed_remembering(embedder, pending.texts), embedder)
+
+
+class _Pending:
+    """The entries of one batch whose vectors are due, and their non-blank texts in order
+    (``slots[k]`` says whose dimension ``texts[k]`` is)."""
+
+    __slots__ = ("todo", "texts", "slots")
+
+    def __init__(self, todo: list[tuple[Entry, str]], texts: list[str], slots: list):
+        self.todo, self.texts, self.slots = todo, texts, slots
+
+
+def _pending(entries: Iterable[Entry], *, force: bool, embedder: Embedder) -> _Pending:
+    """Which of ``entries`` need vectors (their text's digest differs from the stored one, or
+    ``force``) and the texts to embed for them: one query (none with ``force``)."""
     entries = list(entries)
     existing = (
         {}
@@ -257,24 +276,43 @@ def embed_entries(
             EntryEmbedding.objects.filter(entry__in=entries).values_list("entry_id", "source_hash")
         )
     )
-    todo: list[tuple[Entry, dict[str, str], str]] = []
+    todo: list[tuple[Entry, str]] = []
+    flat: list[str] = []
+    slots: list[tuple[int, str]] = []
     for entry in entries:
         texts = dimension_texts(entry)
         digest = _source_hash(embedder.name, texts)
-        if force or existing.get(entry.pk) != digest:
-            todo.append((entry, texts, digest))
-    if not todo:
-        return 0
-    flat: list[str] = []
-    slots: list[tuple[int, str]] = []
-    for i, (_, texts, _) in enumerate(todo):
+        if not force and existing.get(entry.pk) == digest:
+            continue
         for dim in DIMENSIONS:
             if texts[dim].strip():
-                slots.append((i, dim))
+                slots.append((len(todo), dim))
                 flat.append(texts[dim])
-    vectors = embed_remembering(embedder, flat)
-    per_entry: list[dict[str, list[float] | None]] = [dict.fromkeys(DIMENSIONS) for _ in todo]
-    for (i, dim), vector in zip(slots, vectors, strict=True):
+        todo.append((entry, digest))
+    return _Pending(todo, flat, slots)
+
+
+def _store_binary(pending: _Pending, vectors: Sequence[Sequence[float]], embedder: Embedder) -> int:
+    """The job's write of one batch: the same rows as :func:`_store`, the vectors sent in
+    pgvector's binary form (``kb.services.embedding_store``)."""
+    from kb.services.embedding_store import store_rows, vector_bytes
+
+    per_entry: list[dict] = [dict.fromkeys(DIMENSIONS) for _ in pending.todo]
+    for (i, dim), vector in zip(pending.slots, vectors, strict=True):
+        per_entry[i][dim] = vector_bytes(vector)
+    now = timezone.now()
+    rows = [
+        (entry.pk, entry.bank_id, embedder.name, digest, now, *per_entry[i].values())
+        for i, (entry, digest) in enumerate(pending.todo)
+    ]
+    store_rows(rows)
+    return len(rows)
+
+
+def _store(pending: _Pending, vectors: Sequence[Sequence[float]], embedder: Embedder) -> int:
+    """Write the vectors of one batch with one statement (an upsert on the entry)."""
+    per_entry: list[dict] = [dict.fromkeys(DIMENSIONS) for _ in pending.todo]
+    for (i, dim), vector in zip(pending.slots, vectors, strict=True):
         per_entry[i][dim] = vector
     now = timezone.now()
     rows = [
@@ -286,7 +324,7 @@ def embed_entries(
             computed_at=now,
             **per_entry[i],
         )
-        for i, (entry, _, digest) in enumerate(todo)
+        for i, (entry, digest) in enumerate(pending.todo)
     ]
     EntryEmbedding.objects.bulk_create(
         rows,
@@ -425,16 +463,42 @@ def embed_in_batches(
     """Embed ``entry_ids`` ``batch`` entries at a time (default ``KB_EMBED_BATCH_SIZE``; bounded
     memory, each batch stored by one statement and committed as it lands, so search gains
     vectors progressively and a worker lost mid-task leaves whole batches done);
-    ``progress(done, total)`` after each batch. Returns how many entries got new vectors."""
+    ``progress(done, total)`` after each batch. Returns how many entries got new vectors.
+
+    The model and the database take turns no more: while one thread runs the model on batch
+    ``n + 1`` (no database work, at most one batch ahead), this one stores batch ``n`` and
+    reads batch ``n + 2``'s entries. Batches are stored in order, each with the same texts
+    and model as when run one after the other."""
+    from concurrent.futures import ThreadPoolExecutor
+
     ids = sorted(set(entry_ids))
     batch = max(1, batch or settings.KB_EMBED_BATCH_SIZE)
     embedder = get_embedder()
+    starts = range(0, len(ids), batch)
     written = 0
-    for start in range(0, len(ids), batch):
+
+    def read(start: int) -> _Pending:
         part = Entry.objects.filter(pk__in=ids[start : start + batch])
-        written += embed_entries(part, force=force, embedder=embedder)
-        if progress:
-            progress(min(start + batch, len(ids)), len(ids))
+        return _pending(part, force=force, embedder=embedder)
+
+    def model(pending: _Pending):
+        return embed_remembering(embedder, pending.texts) if pending.todo else []
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-embed") as pool:
+        context = copy_context()  # the caller's forward-pass memo, if any, in the model thread
+        ahead = None  # (start, pending, future of its vectors)
+        for start in [*starts, None]:
+            current = None
+            if start is not None:
+                pending = read(start)
+                current = (start, pending, pool.submit(context.copy().run, model, pending))
+            if ahead is not None:
+                done_start, done_pending, vectors = ahead
+                if done_pending.todo:
+                    written += _store_binary(done_pending, vectors.result(), embedder)
+                if progress:
+                    progress(min(done_start + batch, len(ids)), len(ids))
+            ahead = current
     return written
 
 
