@@ -14,11 +14,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from graph.actions.fields import (
+    CodedAction,
     CodedChoiceField,
     CodedErrors,
     ReasonField,
-    coded,
-    named_fields_only,
 )
 from graph.curation import decisions, revert
 from graph.curation import merge as curation
@@ -197,7 +196,7 @@ class SplitRequestSerializer(serializers.Serializer):
     reason = ReasonField()
 
 
-class SplitEntry(Action):
+class SplitEntry(CodedAction):
     """Split an entry into parts: each part gets a ``split_from`` edge to the original and the
     named edges move to their part (one ``split`` operation, exactly revertible). The body's
     shape is checked here (400 ``invalid_split`` / ``reason_required``); each part's fields as
@@ -212,11 +211,8 @@ class SplitEntry(Action):
     Input = SplitRequestSerializer
     status = 201
 
-    @classmethod
-    def clean(cls, query, body) -> dict:
-        # The parts' fields are the bank's entry fields, checked by the service: only the
-        # body's own fields are named here.
-        return coded(cls.Input, named_fields_only(cls.Input, body))
+    # The parts' fields are the bank's entry fields, checked by the service: only the
+    # body's own fields are named here.
 
     def execute(self):
         return split_entry(

@@ -8,7 +8,7 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from graph.actions.fields import CodedChoiceField, CodedErrors, coded, named_fields_only
+from graph.actions.fields import CodedAction, CodedChoiceField, CodedErrors
 from graph.api.render import edge_json
 from graph.curation import edge_proposals as queue
 from graph.ingest.extract import EXTRACTORS
@@ -81,7 +81,7 @@ class ExtractionRequestSerializer(serializers.Serializer):
         return attrs
 
 
-class ExtractEdges(Action):
+class ExtractEdges(CodedAction):
     """Read entries' prose here and now and queue the relations found as proposals: the run
     itself, for a command that shows its own progress bar (``manage.py extract_edges``). REST
     and MCP queue it as a job with :class:`RunExtraction`. ``progress`` is the runner's."""
@@ -91,10 +91,6 @@ class ExtractEdges(Action):
     scope = Scope.CURATE
     Input = ExtractionRequestSerializer
     progress = None
-
-    @classmethod
-    def clean(cls, query, body) -> dict:
-        return coded(cls.Input, named_fields_only(cls.Input, body))
 
     def execute(self):
         from graph.ingest.extract.run import extract_edges
@@ -107,7 +103,7 @@ class ExtractEdges(Action):
         )
 
 
-class RunExtraction(Action):
+class RunExtraction(CodedAction):
     """Queue an extraction run (a background job) over some entries or everything changed
     since the last run. The declaration checks the body (``unknown_extractor``,
     ``extractor_not_configured``); the entries named must be the bank's (``entry_not_found``,
@@ -118,10 +114,6 @@ class RunExtraction(Action):
     scope = Scope.CURATE
     Input = ExtractionRequestSerializer
     status = 202
-
-    @classmethod
-    def clean(cls, query, body) -> dict:
-        return coded(cls.Input, named_fields_only(cls.Input, body))
 
     def execute(self):
         entries = self.data.get("entries")

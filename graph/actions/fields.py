@@ -8,6 +8,7 @@ from typing import NoReturn
 from rest_framework import serializers
 from rest_framework.fields import empty
 
+from kb.actions.base import Action
 from kb.api.params import refuse_unknown, unknown_fields
 from kb.api.schemas import NonBlankField
 from kb.errors import InvalidInput, KbError
@@ -93,3 +94,13 @@ def coded(serializer_class, data: dict) -> dict:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
+
+
+class CodedAction(Action):
+    """An action whose body is checked by its declaration alone: unknown fields (at any depth)
+    first, then the declaration's fields with their own error codes and strict types
+    (:func:`coded`). It reads no query string."""
+
+    @classmethod
+    def clean(cls, query, body) -> dict:
+        return coded(cls.Input, named_fields_only(cls.Input, body))

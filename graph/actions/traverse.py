@@ -15,7 +15,7 @@ from typing import ClassVar
 from rest_framework import serializers
 
 from graph.actions.edges import EdgeCreateSerializer
-from graph.actions.fields import CodedErrors, ReasonField, coded, named_fields_only
+from graph.actions.fields import CodedAction, CodedErrors, ReasonField, coded
 from graph.actions.traverse_input import (
     DependentsQuery,
     QuestionQuery,
@@ -162,18 +162,13 @@ def reached(result: traverse.TraversalResult, depth_of: bool = False) -> list[di
 # --- actions --------------------------------------------------------------------------------
 
 
-class TraverseGraph(Action):
+class TraverseGraph(CodedAction):
     """Walk typed edges from one entry with explicit limits, at a valid time and as believed
     at a transaction time."""
 
     name = "traverse"
     summary = "Traverse the graph from an entry (typed, budgeted, both clocks)"
     Input = TraverseRequestSerializer
-
-    @classmethod
-    def clean(cls, query, body) -> dict:
-        # Unknown fields (at any depth) first, then the declaration, strict types and codes.
-        return coded(cls.Input, named_fields_only(cls.Input, body))
 
     def execute(self):
         return requests.traversal_request(self.bank, self.data).run(self.bank)
@@ -290,19 +285,15 @@ class ChangesOf(EntityQuestion):
         return report.as_json()
 
 
-class CorrectEdges(Action):
+class CorrectEdges(CodedAction):
     """Close old beliefs and append corrected versions, as one operation."""
 
     name = "edges.correct"
     summary = "Correct edges: close old beliefs, append corrected versions (one operation)"
     scope = Scope.WRITE
     Input = CorrectionRequestSerializer
-
-    @classmethod
-    def clean(cls, query, body) -> dict:
-        # The fields refuse with the codes the corrections answered before (a reason that is
-        # not text is reason_required, as a blank one is).
-        return coded(cls.Input, named_fields_only(cls.Input, body))
+    # The fields refuse with the codes the corrections answered before (a reason that is
+    # not text is reason_required, as a blank one is).
 
     def execute(self) -> dict:
         return correct_edges(
