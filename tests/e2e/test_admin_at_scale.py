@@ -243,7 +243,11 @@ def test_queues_worked_to_the_end(live_server, curator_page, world):
     porters = _entry(bank, "Porter Pool", kind="team")
     check(page, f"{base}/admin/graph/edgeproposal/{unresolved.pk}/change/", "edge-proposal")
     page.click("#id_to_entry + .select2")
-    page.keyboard.type("porter")
+    # Type into the open picker's own search box once it is there (keys sent before it has
+    # the focus are lost, and the unfiltered first page would stay highlighted).
+    search = page.locator(".select2-container--open .select2-search__field")
+    search.wait_for()
+    search.press_sequentially("porter")
     # The picker first shows its unfiltered page; wait for the typed search's answer.
     page.locator(".select2-results__option--highlighted", has_text="Porter Pool").wait_for()
     assert "Porter Pool" in page.inner_text(".select2-results__option--highlighted")
