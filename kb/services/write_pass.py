@@ -12,6 +12,7 @@ its model pass overlap instead of taking turns.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -61,6 +62,15 @@ def _pool() -> ThreadPoolExecutor:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-write-pass")
         return _POOL
+
+
+def _forget_pool() -> None:
+    """In a forked child the parent's thread does not exist: start a pool of its own."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _compute(embedder: Embedder, wanted: list[str]) -> Memo:

@@ -151,3 +151,60 @@ def test_a_duplicate_answers_before_a_repeated_connection(client_rw, targets):
     assert refused.status_code == 409, refused.content
     assert refused.json()["error"]["code"] == "duplicate_entry"
     assert not Edge.objects.exists()
+
+
+class _Counting:
+    """A stand-in embedder for the pass's mechanics (no claim on vectors' quality)."""
+
+    name = "counting"
+
+    def __init__(self, fail: bool = False):
+        self.calls: list[list[str]] = []
+        self.fail = fail
+
+    def embed(self, texts):
+        from kb.services.embedding import EmbedderError
+
+        self.calls.append(list(texts))
+        if self.fail:
+            raise EmbedderError("down")
+        return [[float(len(t)), 1.0] for t in texts]
+
+
+def test_a_background_pass_is_read_like_one_in_turn():
+    from kb.services.write_pass import in_forward_pass, one_forward_pass, remembered_vector
+
+    embedder = _Counting()
+    with one_forward_pass(["a text", "", "another"], embedder, background=True):
+        assert remembered_vector("counting", "another") == [7.0, 1.0]
+        assert in_forward_pass("counting", ["a text", "another", " "])
+        assert not in_forward_pass("counting", ["not in it"])
+    assert embedder.calls == [["a text", "another"]]
+    assert remembered_vector("counting", "a text") is None  # the block ended
+
+
+def test_a_failing_background_pass_leaves_each_step_to_embed_alone():
+    from kb.services.write_pass import in_forward_pass, one_forward_pass, remembered_vector
+
+    with one_forward_pass(["a text"], _Counting(fail=True), background=True):
+        assert remembered_vector("counting", "a text") is None
+        assert not in_forward_pass("counting", ["a text"])
+
+
+def test_a_forked_process_computes_its_own_background_passes():
+    import os
+
+    from kb.services.write_pass import one_forward_pass, remembered_vector
+
+    with one_forward_pass(["parent"], _Counting(), background=True):
+        assert remembered_vector("counting", "parent") == [6.0, 1.0]  # the pool's thread runs
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's thread is not here; a pass must not wait forever
+        code = 1
+        try:
+            with one_forward_pass(["child"], _Counting(), background=True) as memo:
+                code = 0 if memo._future.result(timeout=10) else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
