@@ -17,6 +17,7 @@ from kb.actions import entries as kb_entries
 from kb.actions.base import Action
 from kb.api import schemas
 from kb.api.schemas import InstantField
+from kb.errors import KbError
 from kb.models import Entry, Scope
 from kb.services.duplicates import NEAREST, duplicate_text, nearest_entries, read_allow_duplicate
 from kb.services.embedding import one_forward_pass
@@ -130,12 +131,12 @@ class CreateEntry(WithGraph, Action):
 
             try:
                 entry, edges = self.create(data, allow_duplicate, vet=vet)
-            except Exception:
+            except KbError:
                 if vetted:
                     raise  # the checks ran in their order: the guard, values, duplicates
-                # Refused (or failed) before its vectors were read: the checks in their order
-                # decide the answer (the guard, then the entry's values, then duplicates, then
-                # the connections), as a write that waited for the model answers.
+                # Refused before its vectors were read: the checks in their order decide the
+                # answer (the guard, then the entry's values, then duplicates, then the
+                # connections), as a write that waited for the model answers.
                 check_learning(data, rules=False)
                 nearest = nearest_entries(self.bank, duplicate_text(data), limit=NEAREST_READ)
                 entry, edges = self.create(data, allow_duplicate, nearest=nearest)
