@@ -117,8 +117,8 @@ class CreateEntry(WithGraph, Action):
         # and one statement finds the entries nearest to the new text for both the duplicate
         # check and the feedback. The entry and its connections are written while the model
         # runs; the checks that read its vectors run before anything is kept.
+        check_learning(data, classifier=False)  # the guard's rules need no vector, nor the model
         with one_forward_pass(write_texts(data), background=True):
-            check_learning(data, classifier=False)  # the guard's rules need no vector
             nearest: list = []
             vetted = False
 

@@ -110,6 +110,27 @@ def test_a_guard_refusal_answers_before_a_bad_connection(client_rw, targets):
     assert not Edge.objects.exists()
 
 
+TRACE = (
+    'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
+    '  File "db.py", line 9, in connect\nConnectionError: refused'
+)
+
+
+def test_a_hard_rule_refusal_runs_no_model_and_writes_nothing(client_rw, targets, monkeypatch):
+    from kb.services import write_pass
+
+    assert rule_reasons({"content": TRACE})
+    passes = []
+    monkeypatch.setattr(write_pass, "_compute", lambda *args: passes.append(args) or {})
+    body = learning(targets[:2], title="Crash", content=TRACE)
+    body["connections"].append({"id": "ffffffff", "relation": "see_also"})
+    refused = client_rw.post(ENTRIES, body, format="json")
+    assert refused.status_code == 422, refused.content
+    assert refused.json()["error"]["code"] == "not_a_learning"
+    assert passes == []  # refused before the model was asked
+    assert not Entry.objects.filter(title="Crash").exists()
+
+
 def test_a_guard_refusal_answers_before_a_taken_key(client_rw, targets, make_entry):
     make_entry("Keyed", key="runbook:deploy", content="How a deploy goes out.")
     body = learning(targets[:1], title="Status", content=STATUS_REPORT, key="runbook:deploy")
