@@ -5,7 +5,10 @@ Ways of writing, request by request in turn so the box's load falls on all alike
 
 - ``one pass``: today's view. The guard's text and the entry's three search texts are embedded
   in one forward pass; the guard, the duplicate check, the entry's stored vectors and the
-  write feedback read it (``kb.services.embedding.one_forward_pass``).
+  write feedback read it (``kb.services.write_pass.one_forward_pass``). The pass runs in a
+  thread while the entry and its connections are written.
+- ``in turn`` (``--modes``): the same pass computed before the write goes on (the model and the
+  statements take turns, as before the overlap).
 - ``before, eager`` / ``before, broker`` (``--modes``): the same request with the pass switched
   off, as the view ran before it: the guard, the duplicate check and the feedback each embed,
   and the entry's vectors are computed by the embedding task after commit, inside the request
@@ -53,8 +56,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--modes",
         default=None,
-        help="Ways of this checkout, comma-separated among 'one pass', 'before eager', "
-        "'before broker' (default: all three, or only 'one pass' with --before).",
+        help="Ways of this checkout, comma-separated among 'one pass', 'in turn', "
+        "'before eager', 'before broker' (default: all but 'in turn', or only 'one pass' with "
+        "--before).",
     )
     parser.add_argument(
         "--before", type=Path, default=None, help="A checkout of the code to compare with."
@@ -203,8 +207,10 @@ def mode(name: str):
     from kb.tasks import embed_entries_task
 
     saved = (views.one_forward_pass, embed_entries_task.delay)
-    if name != "one pass":
-        views.one_forward_pass = lambda texts: contextlib.nullcontext()
+    if name == "in turn":
+        views.one_forward_pass = lambda texts, **_: saved[0](texts, background=False)
+    elif name != "one pass":
+        views.one_forward_pass = lambda texts, **_: contextlib.nullcontext()
     if name == "before broker":
         embed_entries_task.delay = lambda *args, **kwargs: None
     try:

@@ -161,7 +161,8 @@ class EntryAdminForm(forms.ModelForm):
             result = execute_prepared(self.action)
         except KbError as exc:
             raise ActionRefused(exc) from exc
-        return result[0] if isinstance(result, tuple) else result  # create: (entry, feedback)
+        # create answers (entry, edges, feedback)
+        return result[0] if isinstance(result, tuple) else result
 
 
 def body_of(values) -> dict:

@@ -17,6 +17,7 @@ from kb.actions import entries as kb_entries
 from kb.actions.base import Action
 from kb.api import schemas
 from kb.api.schemas import InstantField
+from kb.errors import KbError
 from kb.models import Entry, Scope
 from kb.services.duplicates import NEAREST, duplicate_text, nearest_entries, read_allow_duplicate
 from kb.services.embedding import one_forward_pass
@@ -32,9 +33,11 @@ NEAREST_READ = max(NEAREST, SIMILAR_LIMIT)
 class WithGraph(kb_entries.EntryAnswer):
     """Entry answers with the graph's sections."""
 
-    def render_entry(self, entry: Entry, merged_from: str | None = None) -> dict:
+    def render_entry(
+        self, entry: Entry, merged_from: str | None = None, new_edges: list | None = None
+    ) -> dict:
         data = super().render_entry(entry, merged_from=merged_from)
-        add_edges_and_aliases(entry, data)
+        add_edges_and_aliases(entry, data, new_edges)
         return data
 
 
@@ -109,26 +112,60 @@ class CreateEntry(WithGraph, Action):
         body = dict(self.data)
         allow_duplicate = read_allow_duplicate(body)
         data = clean_entry_data(self.bank, body)
-        # One model call for the whole write: the guard, the duplicate check, the entry's
-        # vectors and the feedback's similar entries all read this pass; one statement finds
-        # the entries nearest to the new text for both the duplicate check and the feedback.
-        with one_forward_pass(write_texts(data)):
-            check_learning(data)
-            nearest = nearest_entries(self.bank, duplicate_text(data), limit=NEAREST_READ)
-            entry = create_entry(
-                self.bank,
-                data,
-                actor=self.caller.actor,
-                allow_duplicate=allow_duplicate,
-                linker=link_connections,
-                nearest=nearest,
-            )
+        # One model call for the whole write, in the background: the guard, the duplicate
+        # check, the entry's vectors and the feedback's similar entries all read this pass,
+        # and one statement finds the entries nearest to the new text for both the duplicate
+        # check and the feedback. The entry and its connections are written while the model
+        # runs; the checks that read its vectors run before anything is kept.
+        check_learning(data, classifier=False)  # the guard's rules need no vector, nor the model
+        with one_forward_pass(write_texts(data), background=True):
+            nearest: list = []
+            vetted = False
+
+            def vet() -> list:
+                nonlocal vetted
+                vetted = True
+                check_learning(data, rules=False)
+                nearest.extend(nearest_entries(self.bank, duplicate_text(data), limit=NEAREST_READ))
+                return nearest
+
+            try:
+                entry, edges = self.create(data, allow_duplicate, vet=vet)
+            except KbError:
+                if vetted:
+                    raise  # the checks ran in their order: the guard, values, duplicates
+                # Refused before its vectors were read: the checks in their order decide the
+                # answer (the guard, then the entry's values, then duplicates, then the
+                # connections), as a write that waited for the model answers.
+                check_learning(data, rules=False)
+                nearest = nearest_entries(self.bank, duplicate_text(data), limit=NEAREST_READ)
+                entry, edges = self.create(data, allow_duplicate, nearest=nearest)
             feedback = entry_feedback(self.bank, entry, data.get("connections"), nearest)
-        return entry, feedback
+        return entry, edges, feedback
+
+    def create(self, data: dict, allow_duplicate: bool, **checks) -> tuple[Entry, list]:
+        """The entry, with the edges its connections wrote (``new_edges``, for the answer)."""
+        made: list = []
+
+        def linker(bank, entry, connections):
+            made.extend(link_connections(bank, entry, connections))
+
+        entry = create_entry(
+            self.bank,
+            data,
+            actor=self.caller.actor,
+            allow_duplicate=allow_duplicate,
+            linker=linker,
+            **checks,
+        )
+        return entry, made
 
     def present(self, result) -> dict:
-        entry, feedback = result
-        return {**self.read_entry(entry.short_id), **feedback.as_json()}
+        # The answer renders the rows the write holds (the entry as written and the edges
+        # its connections wrote): the entry as read again after the commit, without reading.
+        entry, edges, feedback = result
+        data = self.cut(self.render_entry(entry, new_edges=edges))
+        return {**data, **feedback.as_json()}
 
 
 class DeleteQuery(serializers.Serializer):

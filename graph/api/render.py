@@ -39,10 +39,18 @@ def entry_with_graph(entry: Entry, merged_from: str | None = None) -> dict:
     return data
 
 
-def add_edges_and_aliases(entry: Entry, data: dict) -> None:
-    """Entry detail: current edges both ways (direction seen from this entry) and aliases."""
+def add_edges_and_aliases(entry: Entry, data: dict, new_edges: list[Edge] | None = None) -> None:
+    """Entry detail: current edges both ways (direction seen from this entry) and aliases.
+
+    ``new_edges``: the entry was created by this write and these are the edges it wrote (its
+    connections, ends loaded): an entry no other transaction has seen has no other edges, no
+    aliases and no removed corrections, so nothing is read."""
+    if new_edges is None:
+        rows = list(current_edges_of(entry))
+    else:
+        rows = sorted((e for e in new_edges if e.is_current()), key=lambda e: e.pk)
     edges = []
-    for edge in current_edges_of(entry):
+    for edge in rows:
         outgoing = edge.from_entry_id == entry.pk
         other = edge.to_entry if outgoing else edge.from_entry
         edges.append(
@@ -55,20 +63,25 @@ def add_edges_and_aliases(entry: Entry, data: dict) -> None:
             }
         )
     data["edges"] = edges
-    add_correction_marks(entry, edges, data)
-    data["aliases"] = list(
-        Alias.objects.filter(entry=entry).order_by("surface").values_list("surface", flat=True)
+    add_correction_marks(entry, edges, data, removed=new_edges is None)
+    data["aliases"] = (
+        list(
+            Alias.objects.filter(entry=entry).order_by("surface").values_list("surface", flat=True)
+        )
+        if new_edges is None
+        else []
     )
 
 
 CORRECTION_MARKS = {"corrects": "corrected_by", "supersedes": "superseded_by"}
 
 
-def add_correction_marks(entry: Entry, edges: list[dict], data: dict) -> None:
+def add_correction_marks(entry: Entry, edges: list[dict], data: dict, removed: bool = True) -> None:
     """``corrected_by``/``superseded_by``: the current corrector (the lowest edge id when
     several); ``correction_removed``: corrections whose corrector was deleted with no entry
     taking them over (see :func:`graph.curation.delete.plan_delete`), so a reader knows the
-    entry was once corrected rather than seeing nothing."""
+    entry was once corrected rather than seeing nothing (not read when ``removed`` is False:
+    a new entry has none)."""
     for relation, name in CORRECTION_MARKS.items():
         data[name] = next(
             (
@@ -78,7 +91,10 @@ def add_correction_marks(entry: Entry, edges: list[dict], data: dict) -> None:
             ),
             None,
         )
-    removed = (
+    data["correction_removed"] = []
+    if not removed:
+        return
+    removed_edges = (
         Edge.objects.filter(
             bank_id=entry.bank_id,
             to_entry=entry,
@@ -90,8 +106,7 @@ def add_correction_marks(entry: Entry, edges: list[dict], data: dict) -> None:
         .order_by("id")
     )
     seen = set()
-    data["correction_removed"] = []
-    for edge in removed:
+    for edge in removed_edges:
         key = (edge.from_entry_id, edge.type.name)
         if data[CORRECTION_MARKS[edge.type.name]] is not None or key in seen:
             continue  # still corrected (by the replacement, or by another entry)

@@ -215,15 +215,28 @@ def duplicate_text(values: dict[str, Any]) -> str:
     )
 
 
+# ``same`` of find_duplicate when the same-text arm is still to be read.
+UNREAD = object()
+
+
+def same_text_match(bank: Bank, values: dict[str, Any]) -> DuplicateMatch | None:
+    """The entry of ``bank`` with the same title and content as ``values``, if any (read it
+    before the new entry is written, or it finds that one)."""
+    return _same_text(bank, values.get("title") or "", values.get("content") or "")
+
+
 def find_duplicate(
-    bank: Bank, values: dict[str, Any], nearest: list[Neighbour] | None = None
+    bank: Bank,
+    values: dict[str, Any],
+    nearest: list[Neighbour] | None = None,
+    *,
+    same: DuplicateMatch | None | object = UNREAD,
 ) -> DuplicateMatch | None:
     """The existing entry of ``bank`` that ``values`` (a cleaned entry payload) duplicates.
     ``nearest``: the text's nearest entries when the caller read them already
-    (:func:`nearest_entries`, at least ``NEAREST``)."""
-    title = values.get("title") or ""
-    content = values.get("content") or ""
-    match = _same_text(bank, title, content)
+    (:func:`nearest_entries`, at least ``NEAREST``); ``same``: the same-text arm's answer
+    when the caller read it already (:func:`same_text_match`)."""
+    match = same_text_match(bank, values) if same is UNREAD else same
     if match is not None:
         return match
     text = duplicate_text(values)
@@ -235,10 +248,14 @@ def find_duplicate(
 
 
 def refuse_duplicate(
-    bank: Bank, values: dict[str, Any], nearest: list[Neighbour] | None = None
+    bank: Bank,
+    values: dict[str, Any],
+    nearest: list[Neighbour] | None = None,
+    *,
+    same: DuplicateMatch | None | object = UNREAD,
 ) -> None:
     """Raise ``duplicate_entry`` (409) when ``values`` duplicates an entry of ``bank``."""
-    match = find_duplicate(bank, values, nearest)
+    match = find_duplicate(bank, values, nearest, same=same)
     if match is None:
         return
     how = (

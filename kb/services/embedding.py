@@ -18,9 +18,8 @@ import threading
 import urllib.error
 import urllib.request
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar, copy_context
+from collections.abc import Iterable, Sequence
+from contextvars import copy_context
 from functools import lru_cache
 from typing import Protocol
 
@@ -28,6 +27,12 @@ from django.conf import settings
 from django.utils import timezone
 
 from kb.models import Entry, EntryEmbedding
+from kb.services.write_pass import (  # noqa: F401 - the write's forward pass, read from here too
+    embed_remembering,
+    in_forward_pass,
+    one_forward_pass,
+    remembered_vector,
+)
 
 DIMENSIONS = ("content", "useful_for", "context")
 logger = logging.getLogger(__name__)
@@ -392,66 +397,6 @@ def _one_query(embedder: Embedder, text: str) -> list[float]:
     """A query text's vector through the embedder's query path when it has one."""
     one = getattr(embedder, "embed_query_text", None)
     return one(text) if one is not None else embedder.embed([text])[0]
-
-
-# One write, one forward pass: the texts a write needs vectors for (the guard's statement, the
-# duplicate check's and the write feedback's content text, the entry's three search dimensions)
-# are embedded together when the write starts; within it, embed_query, embed_entries and the
-# guard read them from this memo instead of running the model again.
-_WRITE_VECTORS: ContextVar[dict[tuple[str, str], QueryVector] | None] = ContextVar(
-    "kb_write_vectors", default=None
-)
-
-
-@contextmanager
-def one_forward_pass(
-    texts: Iterable[str], embedder: Embedder | None = None
-) -> Iterator[dict[tuple[str, str], QueryVector]]:
-    """Embed ``texts`` in one model call; inside the block their vectors are reused by
-    :func:`embed_query`, :func:`embed_entries` and the guard. An embedder failure leaves the
-    memo empty: each step then embeds (or degrades) on its own, as without the block."""
-    embedder = embedder or get_embedder()
-    wanted = list(dict.fromkeys(t for t in texts if t and t.strip()))
-    memo: dict[tuple[str, str], QueryVector] = {}
-    if wanted:
-        try:
-            vectors = embedder.embed(wanted)
-        except EmbedderError:
-            logger.exception("embedding: the write's forward pass failed; steps embed alone")
-        else:
-            memo = {
-                (embedder.name, t): QueryVector(v) for t, v in zip(wanted, vectors, strict=True)
-            }
-    token = _WRITE_VECTORS.set(memo)
-    try:
-        yield memo
-    finally:
-        _WRITE_VECTORS.reset(token)
-
-
-def remembered_vector(embedder_name: str, text: str) -> QueryVector | None:
-    """``text``'s vector from the current write's forward pass, if it was in it."""
-    memo = _WRITE_VECTORS.get()
-    return memo.get((embedder_name, text)) if memo else None
-
-
-def in_forward_pass(embedder_name: str, texts: Iterable[str]) -> bool:
-    """True inside :func:`one_forward_pass` when every non-blank text of ``texts`` is in it."""
-    memo = _WRITE_VECTORS.get()
-    if memo is None:
-        return False
-    return all((embedder_name, t) in memo for t in texts if t.strip())
-
-
-def embed_remembering(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
-    """``embedder.embed(texts)``, taking the texts of the current forward pass from its memo
-    (the others in one call; none when all are remembered)."""
-    out: list[list[float] | None] = [remembered_vector(embedder.name, t) for t in texts]
-    missing = [i for i, vector in enumerate(out) if vector is None]
-    if missing:
-        for i, vector in zip(missing, embedder.embed([texts[i] for i in missing]), strict=True):
-            out[i] = vector
-    return out  # type: ignore[return-value]
 
 
 EMBED_BATCH = 256

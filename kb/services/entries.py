@@ -15,7 +15,7 @@ from kb import audit
 from kb.entry_limits import EntryLimits, item_too_long_message, limits_for, too_long_message
 from kb.errors import InvalidInput, NotFound
 from kb.models import Bank, Entry, EntryKind, EntryStatus, OperationKind
-from kb.services.duplicates import Neighbour, refuse_duplicate
+from kb.services.duplicates import UNREAD, Neighbour, refuse_duplicate, same_text_match
 from kb.unit_of_work import unit_of_work
 
 EDITABLE_FIELDS = (
@@ -340,6 +340,7 @@ def create_entry(
     allow_duplicate: bool = False,
     linker: Callable[[Bank, Entry, list], Any] | None = None,
     nearest: list[Neighbour] | None = None,
+    vet: Callable[[], list[Neighbour]] | None = None,
 ) -> Entry:
     """Create an entry from a validated payload (see :func:`clean_entry_data`).
 
@@ -348,7 +349,13 @@ def create_entry(
     nearest to its content text when the caller read them already (the write feedback reads
     the same rows). ``connections`` are written by
     ``linker`` (``(bank, entry, connections)``, inside this operation): the graph app's create
-    action passes its own, kb has none."""
+    action passes its own, kb has none.
+
+    ``vet``: the checks that need the write's vectors (it may refuse, and answers the nearest
+    entries), run once the entry and its connections are written and before anything is kept,
+    so a forward pass in the background overlaps that work; the same-text arm of the duplicate
+    check is read before the entry is written. A check before ``vet`` that refuses answers
+    before it (the caller decides which refusal a write answers, see the graph's create)."""
     values = dict(data)
     connections = values.pop("connections", None)
     if connections and linker is None:
@@ -360,8 +367,12 @@ def create_entry(
     short_id = unique_short_id(bank)
     with unit_of_work(bank, OperationKind.CREATE, reason=reason, actor=actor, entry=short_id) as op:
         check_entry_values(bank, values)
+        same = UNREAD
         if not allow_duplicate:
-            refuse_duplicate(bank, values, nearest)
+            if vet is None:
+                refuse_duplicate(bank, values, nearest)
+            else:
+                same = same_text_match(bank, values)
         entry = Entry(bank=bank, created_by=op.actor, short_id=short_id, **values)
         entry.save()
         if op.details.get("entry") != short_id:  # a joined operation: add it to its details
@@ -369,6 +380,10 @@ def create_entry(
         if connections:
             # The entry and its edges land together: any bad connection rolls back the entry.
             linker(bank, entry, connections)
+        if vet is not None:
+            nearest = vet()
+            if not allow_duplicate:
+                refuse_duplicate(bank, values, nearest, same=same)
         _embed_new_entry(entry)
     return entry
 

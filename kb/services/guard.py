@@ -198,14 +198,17 @@ def embedded_text(data: dict) -> str:
     return _statement(data, _text(data))[:CLASSIFIED_CHARS]
 
 
-def guard_reasons(data: dict) -> list[str]:
-    """Every reason the payload is not a learning (empty when it is one)."""
+def rule_reasons(data: dict) -> list[str]:
+    """The hard rules' reasons: shapes that are never a learning (no model needed)."""
     text = _text(data)
-    reasons = [reason for rule in HARD_RULES if (reason := rule(text))]
-    if reasons:
-        return reasons  # the classifier embeds: no need once a hard rule refused
+    return [reason for rule in HARD_RULES if (reason := rule(text))]
+
+
+def classifier_reasons(data: dict) -> list[str]:
+    """The classifier's reason, if it refuses (it reads the text's embedding)."""
     # The classifier was trained on statements: it judges the content, and a refusal stands
     # only if the whole entry (title, summary, useful_for around it) reads as a report too.
+    text = _text(data)
     statement = _statement(data, text)
     reason = transient_narration(statement)
     if reason and statement != text.strip() and transient_narration(text) is None:
@@ -213,8 +216,20 @@ def guard_reasons(data: dict) -> list[str]:
     return [reason] if reason else []
 
 
-def check_learning(data: dict) -> None:
-    reasons = guard_reasons(data)
+def guard_reasons(data: dict) -> list[str]:
+    """Every reason the payload is not a learning (empty when it is one); the classifier embeds
+    only when no hard rule refused."""
+    return rule_reasons(data) or classifier_reasons(data)
+
+
+def check_learning(data: dict, *, rules: bool = True, classifier: bool = True) -> None:
+    """Refuse (422 ``not_a_learning``) a payload that is not a learning. A write that overlaps
+    the model with its own work checks the ``rules`` first and the ``classifier`` once the
+    vector is there: the same reasons as both at once (the classifier runs only when no rule
+    refused)."""
+    reasons = (rule_reasons(data) if rules else []) or (
+        classifier_reasons(data) if classifier else []
+    )
     if reasons:
         raise Refused(
             "This is not a learning: " + reasons[0],

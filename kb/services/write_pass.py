@@ -1,0 +1,137 @@
+"""One write, one forward pass: the texts a write needs vectors for (the guard's statement, the
+duplicate check's and the write feedback's content text, the entry's three search dimensions)
+are embedded together when the write starts; within it, ``embed_query``, ``embed_entries`` and
+the guard read them from this memo instead of running the model again.
+
+In the background (``one_forward_pass(texts, background=True)``) the model runs in a thread of
+its own while the write does its database work; the first step that reads a vector waits for
+the pass. The model releases the interpreter while it computes, so a learning's statements and
+its model pass overlap instead of taking turns.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kb.services.embedding import Embedder, QueryVector
+
+logger = logging.getLogger(__name__)
+
+Memo = dict[tuple[str, str], "QueryVector"]
+
+
+class _Pass:
+    """The vectors of one write's forward pass: at hand, or being computed by a thread."""
+
+    __slots__ = ("_future", "_memo")
+
+    def __init__(self, memo: Memo | None = None, future: Future | None = None):
+        self._memo, self._future = memo, future
+
+    def vectors(self) -> Memo:
+        """The pass's vectors (waits for the thread when it has not finished)."""
+        if self._memo is None:
+            self._memo = self._future.result()
+        return self._memo
+
+    def abandon(self) -> None:
+        """The write ended: a pass that has not started is not run."""
+        if self._future is not None:
+            self._future.cancel()
+
+
+_WRITE_PASS: ContextVar[_Pass | None] = ContextVar("kb_write_pass", default=None)
+
+# One thread computes the background passes of this process, one at a time (the model session
+# serialises its runs anyway); created at the first background pass.
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-write-pass")
+        return _POOL
+
+
+def _forget_pool() -> None:
+    """In a forked child the parent's thread does not exist: start a pool of its own."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _compute(embedder: Embedder, wanted: list[str]) -> Memo:
+    """The memo of ``wanted`` (empty when the embedder fails: each step then embeds or degrades
+    on its own, as without a pass)."""
+    from kb.services.embedding import EmbedderError, QueryVector
+
+    if not wanted:
+        return {}
+    try:
+        vectors = embedder.embed(wanted)
+    except EmbedderError:
+        logger.exception("embedding: the write's forward pass failed; steps embed alone")
+        return {}
+    return {(embedder.name, t): QueryVector(v) for t, v in zip(wanted, vectors, strict=True)}
+
+
+@contextmanager
+def one_forward_pass(
+    texts: Iterable[str], embedder: Embedder | None = None, *, background: bool = False
+) -> Iterator[_Pass]:
+    """Embed ``texts`` in one model call; inside the block their vectors are reused by
+    ``embed_query``, ``embed_entries`` and the guard. ``background``: the call runs in a thread
+    while the block goes on, and the first reader of a vector waits for it."""
+    from kb.services.embedding import get_embedder
+
+    embedder = embedder or get_embedder()
+    wanted = list(dict.fromkeys(t for t in texts if t and t.strip()))
+    if background and wanted:
+        memo = _Pass(future=_pool().submit(_compute, embedder, wanted))
+    else:
+        memo = _Pass(memo=_compute(embedder, wanted))
+    token = _WRITE_PASS.set(memo)
+    try:
+        yield memo
+    finally:
+        _WRITE_PASS.reset(token)
+        memo.abandon()
+
+
+def remembered_vector(embedder_name: str, text: str) -> QueryVector | None:
+    """``text``'s vector from the current write's forward pass, if it was in it."""
+    memo = _WRITE_PASS.get()
+    return memo.vectors().get((embedder_name, text)) if memo is not None else None
+
+
+def in_forward_pass(embedder_name: str, texts: Iterable[str]) -> bool:
+    """True inside :func:`one_forward_pass` when every non-blank text of ``texts`` is in it."""
+    memo = _WRITE_PASS.get()
+    if memo is None:
+        return False
+    vectors = memo.vectors()
+    return all((embedder_name, t) in vectors for t in texts if t.strip())
+
+
+def embed_remembering(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """``embedder.embed(texts)``, taking the texts of the current forward pass from its memo
+    (the others in one call; none when all are remembered)."""
+    out: list[list[float] | None] = [remembered_vector(embedder.name, t) for t in texts]
+    missing = [i for i, vector in enumerate(out) if vector is None]
+    if missing:
+        for i, vector in zip(missing, embedder.embed([texts[i] for i in missing]), strict=True):
+            out[i] = vector
+    return out  # type: ignore[return-value]
