@@ -28,6 +28,9 @@ QUESTIONS = [
     "ERR_TLS_CERT_ALTNAME_INVALID when the payments webhook calls the reports service",
     "which team owns the settlement connector and who is on call this week",
     "libssl3 provides the TLS implementation used by curl, wget and python3.11",
+    "Ärger mit Umlauten, 日本語のテキスト, emoji 🚀 and café",
+    "x",  # the fewest word pieces are the furthest from the float vector (0.9992 measured)
+    "",
 ]
 
 
@@ -59,7 +62,9 @@ def test_int8_serves_queries_only_when_opted_in(settings, int8_dir):
     opted = MiniLMEmbedder(runtime="onnx")
     quantised = [opted.embed_query_text(q) for q in QUESTIONS]
     cosines = _cosines(quantised, floats)
-    assert cosines.min() >= 0.97  # close to the float vectors ...
+    # the blockwise recipe: within the 0.999 per text the float runtimes are held to (the
+    # first, per-tensor recipe measured 0.983 on the empty string) ...
+    assert cosines.min() >= 0.999, cosines
     assert cosines.max() < 0.99999  # ... but another model's, not the float one
     assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-4)
     # the texts a bank stores vectors of are still embedded by the float model
