@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 # The embedding model exported to ONNX at set-up (README, "Model runtime"); the stamp beside it
 # records what it was made from, and `export_onnx_model` redoes it only when that changed.
 ONNX_STAMP := .models/minilm.onnx.stamp.json
+# ... and its int8 variant for query texts (KB_ONNX_QUERY_INT8, on by default).
+INT8_STAMP := .models/minilm.int8.onnx.stamp.json
 # The broker `make run` starts (or reuses) and hands to the web server, worker and beat.
 KB_REDIS_PORT ?= 6379
 RUN_BROKER_URL ?= redis://127.0.0.1:$(KB_REDIS_PORT)/0
@@ -28,10 +30,10 @@ $(STAMP): pyproject.toml
 secret-key: $(STAMP)
 	@$(PY) -m config.serving.secret
 
-$(ONNX_STAMP): $(STAMP) | secret-key
+$(ONNX_STAMP) $(INT8_STAMP): $(STAMP) | secret-key
 	$(PY) manage.py export_onnx_model
 
-setup: $(STAMP) secret-key $(ONNX_STAMP)
+setup: $(STAMP) secret-key $(ONNX_STAMP) $(INT8_STAMP)
 
 migrate: setup
 	$(PY) manage.py migrate --noinput
