@@ -64,8 +64,34 @@ REPORTED = re.compile(
     re.I,
 )
 FRONTED_CONDITION = re.compile(
-    r"^\W*(?:when|whenever|where|wherever|in\s+case|provided|should)\b", re.I
+    r"^\W*(?:when|whenever|where|wherever|in\s+case|provided|providing|should)\b", re.I
 )
+# Conditions wherever they stand: the relation holds only in the case they name ("escalates
+# to the GM in case …", "provided that …", "in the event of …", "as long as …").
+CONDITION = re.compile(
+    r"\b(?:in\s+case|in\s+the\s+event|as\s+long\s+as|so\s+long\s+as|"
+    r"on\s+(?:the\s+)?condition\s+that|in\s+which\s+case|provid(?:ed|ing)\s+that)\b|"
+    r"\b(?:otherwise|or\s+else)\b(?!\s+(?:known|called|named|stated|noted))|"
+    r"(?:^|[,;:]\s*)provid(?:ed|ing)\s+(?!(?:by|to|for|with|in|on|at|as|via|from)\b)|"
+    r"(?:^|[,;:]\s*)(?:should|were)\s+(?:(?:the|a|an|any|it|they|there|this)\b|(?-i:[A-Z])|\s\s)",
+    re.I,
+)
+# A "when" clause after the main clause: in the present it is a condition ("goes up to the
+# GM when it shows a variance"); in the past it dates an event ("replaced X when the room was
+# refitted"), and after a verb of knowing or deciding it is that verb's object ("decides when
+# a valve is shut"): both are kept.
+WHEN = re.compile(r"\bwhen\b", re.I)
+WH_COMPLEMENT = {
+    "decide", "decides", "decided", "know", "knows", "knew", "clarify", "clarifies", "explain",
+    "explains", "say", "says", "show", "shows", "tell", "tells", "ask", "asks", "check",
+    "checks", "determine", "determines", "record", "records", "note", "notes", "specify",
+    "specifies", "define", "defines", "state", "states", "confirm", "confirms", "choose",
+    "chooses", "learn", "learns", "understand", "understands", "judge", "judges", "remember",
+    "forget", "wonder", "see", "sees", "agree", "agrees", "indicate", "indicates", "log",
+    "logs", "track", "tracks", "about", "of", "on", "to", "from", "since", "until",
+}  # fmt: skip
+PRESENT_AUX = {"is", "are", "has", "have", "does", "do", "can", "must", "needs", "gets", "get"}
+PAST_AUX = {"was", "were", "had", "did", "went", "came", "took", "began", "became", "got"}
 # "in May", "since May 2024": the month, not the modal (capitalised, not the first word).
 MONTH_MAY = re.compile(r"(?<=\S)(\s+)May\b")
 CONTRACTED_WILL = re.compile(r"\w'll\b|\w’ll\b", re.I)
@@ -86,9 +112,29 @@ def not_a_present_fact(sentence: str, mentions: list[Mention]) -> bool:
     if sentence.rstrip().endswith("?") or HISTORY.search(text) or CONTRACTED_WILL.search(text):
         return True
     fronted = FRONTED_CONDITION.search(sentence) and not any(m.start == 0 for m in mentions)
-    if RESTRICTION.search(text) or fronted or REPORTED.search(text):
+    if RESTRICTION.search(text) or fronted or REPORTED.search(text) or CONDITION.search(text):
+        return True
+    if any(_conditional_when(sentence, text, m.start(), m.end()) for m in WHEN.finditer(text)):
         return True
     return bool(set(_words(MONTH_MAY.sub(" ", text))) & HYPOTHESIS)
+
+
+def _conditional_when(sentence: str, text: str, start: int, end: int) -> bool:
+    """A "when" (at ``start``–``end`` of ``text``, the sentence with names blanked) after the
+    main clause that makes it conditional: its clause is in the present (or has no verb:
+    "when needed"), and it is no verb's object ("decides when")."""
+    before = _words(text[:start])
+    if not before or before[-1] in WH_COMPLEMENT:
+        return False  # a fronted "When …" is FRONTED_CONDITION's; "decides when …" is kept
+    clause = _words(re.split(r"[,;:.!?](?:\s|$)", sentence[end:], maxsplit=1)[0])
+    if clause[:1] and (clause[0].endswith("ed") or clause[0] in {"necessary", "needed"}):
+        return True  # "when needed", "when required": a reduced condition
+    for word in clause[1:]:
+        if word in PRESENT_AUX:
+            return True
+        if word in PAST_AUX or (word.endswith("ed") and not word.endswith("eed") and len(word) > 4):
+            return False
+    return True
 
 
 # Manner adverbials of compliance: "follows the plan to the letter" obeys it.
@@ -105,7 +151,8 @@ def obeys(sentence: str, phrase, object_end: int) -> bool:
     return verb.startswith("follow") and bool(COMPLIANCE.match(sentence[object_end:]))
 
 
-CLAUSE_BREAK = re.compile(r";\s*|,\s*but\s+(?=\w)", re.I)
+# "…, otherwise …" / "…, or else …": the clause after it is conditional, the one before not.
+CLAUSE_BREAK = re.compile(r";\s*|,\s*but\s+(?=\w)|,\s*(?=(?:otherwise|or\s+else)\b)", re.I)
 
 
 def present_fact_clauses(sentence: str, mentions: list[Mention]) -> list[tuple[int, int]]:

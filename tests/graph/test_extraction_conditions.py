@@ -1,0 +1,66 @@
+"""Conditions and habitual time scopes (issue 21, branch extract): a relation that holds only in
+the case a condition names is no present fact; a habitual time scope keeps it. Sentences
+written for these tests (a water works; no sentence of any bench set)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.ingest.extract.cues import not_a_present_fact
+from tests.graph import test_extraction_generalisations as works_fixtures
+
+works, read = works_fixtures.works, works_fixtures.read  # the water works' fixtures
+
+pytestmark = pytest.mark.django_db
+
+OWNS = {("Pump Schedule", "owned_by", "Control Room")}
+
+
+def test_a_when_clause_after_the_relation_in_the_present_is_a_condition(read):
+    assert read("The Lab Team escalates to the Site Manager when a reading is out of range.") == (
+        set()
+    )
+    assert read("The Control Room owns the Pump Schedule when the river runs high.") == set()
+    assert read("The Control Room owns the Pump Schedule when needed.") == set()
+    assert read("The Control Room owns the Pump Schedule.") == OWNS
+
+
+def test_a_past_when_clause_dates_an_event_and_a_wh_object_is_no_condition():
+    # The past dates a replacement ("… when the hall was rebuilt"); "decides when" is an object.
+    assert not not_a_present_fact(
+        "Flow Meter replaced the Paper Rota when the hall was rebuilt.", []
+    )
+    assert not not_a_present_fact("Flow Meter replaced the Paper Rota when Ops went live.", [])
+    assert not not_a_present_fact("The crew owns the pumps and decides when a pump stops.", [])
+    assert not_a_present_fact("The crew owns the pumps when a pump stops.", [])
+
+
+def test_conditions_wherever_they_stand(read):
+    for sentence in (
+        "The Control Room owns the Pump Schedule in case the Lab Team is short-staffed.",
+        "The Control Room owns the Pump Schedule provided that the Flow Meter works.",
+        "The Control Room owns the Pump Schedule, provided the Flow Meter works.",
+        "In the event of a flood, the Control Room owns the Pump Schedule.",
+        "The Control Room owns the Pump Schedule as long as the Site Manager is away.",
+        "The Control Room owns the Pump Schedule, should the Lab Team be short-staffed.",
+        "The Control Room owns the Pump Schedule, were the Filter Hall to flood.",
+        "Provided the Flow Meter works, the Control Room owns the Pump Schedule.",
+    ):
+        assert read(sentence) == set(), sentence
+    # "provided by" is a passive, no condition
+    assert not not_a_present_fact("The Dosing Log is provided by the Lab Team.", [])
+
+
+def test_otherwise_makes_only_its_own_clause_conditional(read):
+    assert read("The Control Room owns the Pump Schedule; otherwise the Lab Team does.") == OWNS
+    assert read("The Control Room owns the Pump Schedule, otherwise the Lab Team owns it.") == OWNS
+    assert read("Otherwise the Control Room owns the Pump Schedule.") == set()
+    # "otherwise known as" names, it sets no condition
+    assert not not_a_present_fact("The hall, otherwise known as the shed, holds pumps.", [])
+
+
+def test_habitual_time_scopes_keep_their_relation(read):
+    assert read("The Control Room owns the Pump Schedule every morning.") == OWNS
+    assert read("After 22:00 the Control Room owns the Pump Schedule.") == OWNS
+    assert read("The Control Room owns the Pump Schedule at night.") == OWNS
+    assert read("During the week the Control Room owns the Pump Schedule.") == OWNS
