@@ -64,3 +64,18 @@ def test_habitual_time_scopes_keep_their_relation(read):
     assert read("After 22:00 the Control Room owns the Pump Schedule.") == OWNS
     assert read("The Control Room owns the Pump Schedule at night.") == OWNS
     assert read("During the week the Control Room owns the Pump Schedule.") == OWNS
+
+
+def test_what_cannot_happen_without_another_requires_it(read):
+    """A necessary condition stated as a fact is a requirement, whatever verb stands between."""
+    needs = {("Lab Team", "requires", "Paper Rota")}
+    assert read("The Lab Team can't start a shift without the Paper Rota.") == needs
+    assert read("The Lab Team cannot be signed in without the Paper Rota.") == needs
+    assert read("The Lab Team can not work until the Paper Rota is printed.") == needs
+    # Nothing without the negation, and nothing when the whole is a condition.
+    assert read("The Lab Team can work without the Paper Rota.") == set()
+    assert read("If the Flow Meter fails, the Lab Team can't start without the Paper Rota.") == (
+        set()
+    )
+    # No name may stand between ("cannot tell the Site Manager without …" is no requirement).
+    assert read("The Lab Team cannot tell the Site Manager without the Paper Rota.") == set()

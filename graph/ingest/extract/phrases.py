@@ -15,7 +15,11 @@ matched as written and in the forms English gives it:
 - the passive of an active phrase, read the other way round ("looks after" → "is looked
   after by"), when the vocabulary does not state it itself;
 - a verb shared by two prepositions ("comes after A and before B"): the second preposition
-  with the first one's verb, when that makes a phrase of the vocabulary (ellipsis).
+  with the first one's verb, when that makes a phrase of the vocabulary (ellipsis);
+- a requirement stated as what cannot happen without the other ("X can't be granted
+  without Y", "X cannot start until Y is connected"): read as the vocabulary's requirement
+  relation (the one with "requires", "needs", "depends on" or "relies on"), whatever verb
+  stands between (up to four lower-case words).
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ ADVERBIAL = (
     r"(?:(?:around|round)\s+the\s+clock|day\s+to\s+day|[a-z]+ly|(?:in|at|on|during)\s+"
     r"(?:practice|night|weekends|the\s+week|the\s+day|shift)|jointly|mainly|mostly)"
 )
+REQUIREMENT_PHRASES = ("requires", "needs", "depends on", "relies on")
+# "cannot be done without", "can't start until": no name and no punctuation in between.
+CANNOT_WITHOUT = r"(?:cannot|can['’]t|can\s+not)(?:\s+(?-i:[a-z][a-z-]*)){0,4}?\s+(?:without|until)"
 ELLIPSIS = re.compile(r"\s*,?\s*(?:and|or|but)\s+(?:also\s+|then\s+)?([a-z]+)\b", re.I)
 
 
@@ -141,6 +148,15 @@ def plural_form(phrase: str) -> str | None:
     return f"{base} {rest}".strip()
 
 
+def requirement(vocabulary: Vocabulary) -> str | None:
+    """The relation a requirement is stated with: the one with a requirement phrase."""
+    for wanted in REQUIREMENT_PHRASES:
+        for rel in vocabulary.relations.values():
+            if wanted in (p.lower() for p in rel.phrases):
+                return rel.name
+    return None
+
+
 class PhraseMatcher:
     """Every relation phrase of a vocabulary, as one matcher (longest phrase wins)."""
 
@@ -166,6 +182,10 @@ class PhraseMatcher:
                         self._add(entries, form, variant, rel, not inverse, phrase)
                 for form, variant in forms:
                     self._add(entries, form, variant, rel, inverse, phrase)
+        need = requirement(vocabulary)
+        if need is not None:  # "X cannot start without Y": X requires Y
+            regex = re.compile(rf"(?<![\w-]){CANNOT_WITHOUT}(?![\w-])", re.I)
+            entries.append(((12, False, False), regex, need, False, "cannot … without", "", "can"))
         entries.sort(key=lambda e: e[0], reverse=True)
         self._entries = entries
 
