@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from graph.ingest.extract.cues import not_a_present_fact
+from graph.models import EdgeType
 from tests.graph import test_extraction_generalisations as works_fixtures
 
 works, read = works_fixtures.works, works_fixtures.read  # the water works' fixtures
@@ -79,3 +80,18 @@ def test_what_cannot_happen_without_another_requires_it(read):
     )
     # No name may stand between ("cannot tell the Site Manager without …" is no requirement).
     assert read("The Lab Team cannot tell the Site Manager without the Paper Rota.") == set()
+
+
+def test_a_direct_object_may_split_a_verb_from_its_preposition(bank, read):
+    EdgeType.objects.create(
+        bank=bank, name="escalates_to", inverse="receives", phrases=["escalates to"]
+    )
+    up = {("Lab Team", "escalates_to", "Site Manager")}
+    assert read("The Lab Team escalates dosing faults to the Site Manager.") == up
+    assert read("The Lab Team escalates to the Site Manager.") == up
+    assert read("The Pump Schedule comes shortly after the Paper Rota.") == {
+        ("Paper Rota", "precedes", "Pump Schedule")
+    }
+    # A particle or a preposition makes another verb; a negation inside is no object.
+    assert read("The Lab Team escalates faults up to the Site Manager.") == set()
+    assert read("The Lab Team escalates no faults to the Site Manager.") == set()

@@ -53,6 +53,28 @@ ADVERBIAL = (
 REQUIREMENT_PHRASES = ("requires", "needs", "depends on", "relies on")
 # "cannot be done without", "can't start until": no name and no punctuation in between.
 CANNOT_WITHOUT = r"(?:cannot|can['’]t|can\s+not)(?:\s+(?-i:[a-z][a-z-]*)){0,4}?\s+(?:without|until)"
+# A direct object between a verb and its preposition ("escalates linen shortages to", "relies
+# heavily on"): one to three lower-case words, no name (names are never inside a phrase), no
+# punctuation, no negation (a negation inside would not be read as one) and no particle or
+# preposition: "refers complaints up to" is another verb than "refers to".
+SPLIT_STOP = sorted(
+    cl.PREPOSITIONS
+    | {"not", "no", "never", "nothing", "none", "nobody", "without", "and", "or", "but"}
+    | {"up", "out", "over", "back", "off", "down", "away", "along", "round", "after", "before"}
+)
+SPLIT_OBJECT = r"(?:\s+(?!(?:" + "|".join(SPLIT_STOP) + r")\b)(?-i:[a-z][a-z-]*)){1,3}"
+SPLIT_PREPOSITIONS = {"to", "on", "from", "with", "after", "before", "for", "into", "up"}
+
+
+def split_verb(words: list[str]) -> bool:
+    """A two-word phrase of a verb and its preposition, which a direct object may split."""
+    return (
+        len(words) == 2
+        and words[0] not in AUX_FIRST | cl.AUXILIARIES
+        and words[1] in SPLIT_PREPOSITIONS
+    )
+
+
 ELLIPSIS = re.compile(r"\s*,?\s*(?:and|or|but)\s+(?:also\s+|then\s+)?([a-z]+)\b", re.I)
 
 
@@ -195,6 +217,13 @@ class PhraseMatcher:
             return
         if len(words) == 2 and variant != "reduced":
             self._pairs.setdefault((words[0], words[1]), (rel.name, inverse, phrase))
+        if split_verb(words) and variant in ("", "plural"):  # "escalates faults to"
+            regex = re.compile(
+                rf"(?<![\w-]){re.escape(words[0])}{SPLIT_OBJECT}\s+{re.escape(words[1])}(?![\w-])",
+                re.I,
+            )
+            rank = (0, rel.bank_defined, False)
+            entries.append((rank, regex, rel.name, inverse, phrase, variant, words[0]))
         pattern = r"\s+".join(re.escape(w) for w in words)
         if len(words) > 3 and words[1] in {"a", "an"}:  # "is the first step in"
             rest = r"\s+".join(re.escape(w) for w in words[2:])
