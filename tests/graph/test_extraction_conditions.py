@@ -95,3 +95,15 @@ def test_a_direct_object_may_split_a_verb_from_its_preposition(bank, read):
     # A particle or a preposition makes another verb; a negation inside is no object.
     assert read("The Lab Team escalates faults up to the Site Manager.") == set()
     assert read("The Lab Team escalates no faults to the Site Manager.") == set()
+
+
+def test_common_wordings_of_ownership_and_requirement_outside_the_phrases(read):
+    owned = {("Dosing Log", "owned_by", "Lab Team")}
+    assert read("The Dosing Log is held by the Lab Team.") == owned
+    assert read("The Dosing Log is kept by the Lab Team.") == owned
+    assert read("The Lab Team is the custodian of the Dosing Log.") == owned
+    assert read("The Flow Meter leans on the Telemetry Hub.") == {
+        ("Flow Meter", "requires", "Telemetry Hub")
+    }
+    # Negated, they state nothing, as any phrase.
+    assert read("The Dosing Log is not held by the Lab Team.") == set()
