@@ -107,3 +107,26 @@ def test_common_wordings_of_ownership_and_requirement_outside_the_phrases(read):
     }
     # Negated, they state nothing, as any phrase.
     assert read("The Dosing Log is not held by the Lab Team.") == set()
+
+
+def test_a_list_after_a_colon_passes_over_items_that_are_no_names(read):
+    assert read("The Lab Team owns: the Dosing Log, the pump keys, 2) the Flow Meter.") == {
+        ("Dosing Log", "owned_by", "Lab Team"),
+        ("Flow Meter", "owned_by", "Lab Team"),
+    }
+    assert read("The Control Room needs two things: the Paper Rota and a dry floor.") == {
+        ("Control Room", "requires", "Paper Rota")
+    }
+    # A name that modifies the next noun is no item ("the Flow Meter cabinet").
+    assert read("The Lab Team owns: the Flow Meter cabinet, the Dosing Log.") == {
+        ("Dosing Log", "owned_by", "Lab Team")
+    }
+
+
+def test_a_list_introduced_as_a_sequence_is_ordered(read):
+    assert read("Night sequence: Paper Rota, Pump Schedule, Dosing Log.") == {
+        ("Paper Rota", "precedes", "Pump Schedule"),
+        ("Pump Schedule", "precedes", "Dosing Log"),
+    }
+    # A list with no sequence label (or "then") is no order.
+    assert read("Night papers: Paper Rota, Pump Schedule, Dosing Log.") == set()

@@ -398,3 +398,21 @@ def elliptical_subjects(sentence: str, mentions: list[Mention], facts, done):
         before = [(p, objects) for p, objects in done if p.end <= lo and objects]
         if name is not None and before:
             yield name, before[-1]
+
+
+ITEM_LEAD = re.compile(r"^\s*(?:and\s+|or\s+)?(?:\d+[.)]\s*|[-•*]\s+)?(?:(?:the|a|an)\s+)?", re.I)
+
+
+def colon_items(sentence: str, start: int, mentions: list[Mention]) -> list[tuple[int, int]]:
+    """The names that are whole items of the list after a colon at ``start`` ("owns: A, the
+    B estate, 2) C" gives A and C): an item that is no name of the bank is passed over, not
+    the end of the list."""
+    out = []
+    stop = re.search(r"[;.!?](?:\s|$)", sentence[start:])
+    hi = start + stop.start() if stop else len(sentence)
+    for item in re.finditer(r"[^,]+", sentence[start:hi]):
+        at = start + item.start() + ITEM_LEAD.match(item.group()).end()
+        m = next((m for m in mentions if m.start == at), None)
+        if m is not None and not possessor(sentence, m.end) and object_ends(sentence, m.end):
+            out.append((m.start, m.end))
+    return out
