@@ -6,7 +6,11 @@
   "will", "is planned to", "we think", "probably", a question) drops the whole sentence: the
   main clause of "If the lift is down, porters require the stairs" is no more true now than
   its condition. So does a fronted "When …," clause (a condition: "When the system fails, the
-  controller needs …") — a "when" after the main clause only dates it and is kept;
+  controller needs …"), a "when" clause after the main clause in the present ("… goes up to
+  the GM when it shows a variance") — in the past it only dates an event and is kept — and a
+  condition wherever it stands ("in case", "in the event", "as long as", "provided that",
+  ", should X …"); "otherwise" opens a clause of its own, the conditional one. Habitual time
+  scopes ("every morning", "after 22:00") are no condition;
 - a restriction to some occasions ("… only on Sundays", "… only when …") drops the sentence:
   it states no standing relation;
 - so does a history cue ("used to", "no longer", "formerly", "before 2022"): the sentence
@@ -14,13 +18,13 @@
 - so does reported speech or hearsay ("X claimed …", "according to X, …", "rumour has it
   …", "is said to"): the writer reports what someone else holds, not what holds.
 
-A sentence of independent clauses joined by ";" or ", but" is judged clause by clause
+A sentence of independent clauses joined by ";", ", but" or ", otherwise" is judged clause by clause
 (``present_fact_clauses``): "A may be paged, but B owns C" states that B owns C; a question
 mark still drops the whole sentence.
 
 Cue words are read outside the bank's names ("Flight Plan" is a name, not a plan). The cue
 lists were set on the tuning sets (``bench/data/extraction_airline.json``, ``_hospital``,
-``_tuning_extra`` and the demoted ``bench/data/blind/extraction_set2/``, ``extraction_set3/``
+``_tuning_extra`` and the demoted ``bench/data/blind/extraction_set2/`` to ``extraction_set5/``
 and ``extraction_food_distribution.json``); the blind sets are only reported (README,
 "Held-out figures").
 """
