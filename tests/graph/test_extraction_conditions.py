@@ -34,6 +34,17 @@ def test_a_past_when_clause_dates_an_event_and_a_wh_object_is_no_condition():
     assert not not_a_present_fact("Flow Meter replaced the Paper Rota when Ops went live.", [])
     assert not not_a_present_fact("The crew owns the pumps and decides when a pump stops.", [])
     assert not_a_present_fact("The crew owns the pumps when a pump stops.", [])
+    # A "when" inside an aside conditions the aside only.
+    assert not not_a_present_fact("The rota, which is used when a pump stops, needs a hub.", [])
+    assert not not_a_present_fact("The rota, used when a pump stops, needs a hub.", [])
+
+
+def test_a_relation_inside_the_condition_is_no_fact(read):
+    assert read("The site is called when the Lab Team needs the Control Room.") == set()
+    assert read("The site is called whenever the Lab Team needs the Control Room.") == set()
+    assert read("The site is called, and the Lab Team needs the Control Room.") == {
+        ("Lab Team", "requires", "Control Room")
+    }
 
 
 def test_conditions_wherever_they_stand(read):

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from graph.ingest.extract.clauses import participle
 from graph.ingest.extract.clauses import words as _words
 from graph.ingest.extract.mentions import Mention
 
@@ -130,6 +131,8 @@ def _conditional_when(sentence: str, text: str, start: int, end: int) -> bool:
     before = _words(text[:start])
     if not before or before[-1] in WH_COMPLEMENT:
         return False  # a fronted "When …" is FRONTED_CONDITION's; "decides when …" is kept
+    if _inside_parenthetical(text, start):
+        return False  # "X, which is used when the lift is down, is owned by Y"
     clause = _words(re.split(r"[,;:.!?](?:\s|$)", sentence[end:], maxsplit=1)[0])
     if clause[:1] and (clause[0].endswith("ed") or clause[0] in {"necessary", "needed"}):
         return True  # "when needed", "when required": a reduced condition
@@ -139,6 +142,16 @@ def _conditional_when(sentence: str, text: str, start: int, end: int) -> bool:
         if word in PAST_AUX or (word.endswith("ed") and not word.endswith("eed") and len(word) > 4):
             return False
     return True
+
+
+def _inside_parenthetical(text: str, at: int) -> bool:
+    """Position ``at`` lies in a parenthetical between commas that a relative pronoun or a
+    participle opens ("X, which is used when …, is …"): it conditions that aside only."""
+    opening, closing = text.rfind(",", 0, at), text.find(",", at)
+    if opening < 0 or closing < 0:
+        return False
+    lead = _words(text[opening + 1 : at])[:1]
+    return bool(lead) and (lead[0] in {"which", "who", "whose", "that"} or participle(lead[0]))
 
 
 # Manner adverbials of compliance: "follows the plan to the letter" obeys it.
