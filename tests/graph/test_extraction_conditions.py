@@ -141,3 +141,14 @@ def test_a_list_introduced_as_a_sequence_is_ordered(read):
     }
     # A list with no sequence label (or "then") is no order.
     assert read("Night papers: Paper Rota, Pump Schedule, Dosing Log.") == set()
+
+
+def test_a_participle_label_with_its_agent_and_a_colon_gives_the_items_subjects(read):
+    assert read("Maintained by the Lab Team: the Flow Meter, spare keys, the Telemetry Hub.") == {
+        ("Flow Meter", "owned_by", "Lab Team"),
+        ("Telemetry Hub", "owned_by", "Lab Team"),
+    }
+    # No colon, no label: the participle's subject is not read, the main clause is.
+    assert read("Maintained by the Lab Team, the Flow Meter needs the Telemetry Hub.") == {
+        ("Flow Meter", "requires", "Telemetry Hub")
+    }

@@ -416,3 +416,19 @@ def colon_items(sentence: str, start: int, mentions: list[Mention]) -> list[tupl
         if m is not None and not possessor(sentence, m.end) and object_ends(sentence, m.end):
             out.append((m.start, m.end))
     return out
+
+
+LABEL_LEAD = re.compile(r"^[\s\-•*]*$")
+
+
+def label_subjects(sentence: str, start: int, end: int, mentions: list[Mention]):
+    """A sentence opened by a participle phrase, its agent and a colon ("Owned by the FSO:
+    A, B, C."): the items of the list are the phrase's subjects; none otherwise."""
+    if not LABEL_LEAD.match(sentence[:start]):
+        return []
+    agent = next((m for m in mentions if m.start >= end), None)
+    if agent is None or words(sentence[end : agent.start]) not in ([], ["the"], ["a"], ["an"]):
+        return []
+    if not sentence[agent.end :].lstrip().startswith(":"):
+        return []
+    return colon_items(sentence, sentence.index(":", agent.end) + 1, mentions)

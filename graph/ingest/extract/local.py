@@ -413,8 +413,9 @@ class LocalExtractor:
             if previous is not None and previous.reduced:
                 return _Subject(previous.spans, previous.is_self, reduced=True, clause="reduced")
             named = cl.mention_ending_at(mentions, len(s[: phrase.start].rstrip()[:-1].rstrip()))
-            if named is None:
-                return None
+            if named is None:  # "Owned by the FSO: A, B, C": the items are the subjects
+                items = cl.label_subjects(s, phrase.start, phrase.end, mentions)
+                return _Subject(items, reduced=True, clause="label") if items else None
             span = (named.start, named.end)
             return _Subject([span], reduced=True, check_from=phrase.start, clause="reduced")
         clause_start = _clause_start(s, phrase.start, mentions)

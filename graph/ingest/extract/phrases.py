@@ -287,7 +287,8 @@ class PhraseMatcher:
                 if variant == "plural" and (cl.words(before)[-1:] or [""])[0] in NOT_FINITE_BEFORE:
                     continue  # "to own", "does not need", "their own": not a finite verb
                 if variant == "reduced" and before.rstrip()[-1:] not in (",", ":"):
-                    continue  # "the booth owned by …" is read only after "X," or "X:"
+                    if before.strip(" -•*\t"):  # "Owned by X: A, B" opens a label list
+                        continue  # "the booth owned by …" is read only after "X," or "X:"
                 taken.append((m.start(), m.end()))
                 found.append(
                     Phrase(
