@@ -108,6 +108,7 @@ def switches():
         "object inside 'verb ... prep'": (phrases, "split_verb", lambda w: False),
         "class synonyms (is held by...)": (phrases, "class_synonyms", lambda v: {}),
         "'<label> sequence: A, B, C'": (sq, "ORDER_LABEL", NEVER),
+        "'Owned by X: A, B' label": (cl, "label_subjects", lambda *a: []),
     }
 
 
