@@ -106,6 +106,12 @@ def test_a_direct_object_may_split_a_verb_from_its_preposition(bank, read):
     # A particle or a preposition makes another verb; a negation inside is no object.
     assert read("The Lab Team escalates faults up to the Site Manager.") == set()
     assert read("The Lab Team escalates no faults to the Site Manager.") == set()
+    # Before another preposition than "to" only an adverbial may stand: "builds the rota on"
+    # is no "builds on" (derived_from).
+    assert read("The Pump Schedule builds heavily on the Paper Rota.") == {
+        ("Pump Schedule", "derived_from", "Paper Rota")
+    }
+    assert read("The Pump Schedule builds the rota on the Paper Rota.") == set()
 
 
 def test_common_wordings_of_ownership_and_requirement_outside_the_phrases(read):

@@ -53,10 +53,12 @@ ADVERBIAL = (
 REQUIREMENT_PHRASES = ("requires", "needs", "depends on", "relies on")
 # "cannot be done without", "can't start until": no name and no punctuation in between.
 CANNOT_WITHOUT = r"(?:cannot|can['’]t|can\s+not)(?:\s+(?-i:[a-z][a-z-]*)){0,4}?\s+(?:without|until)"
-# A direct object between a verb and its preposition ("escalates linen shortages to", "relies
-# heavily on"): one to three lower-case words, no name (names are never inside a phrase), no
-# punctuation, no negation (a negation inside would not be read as one) and no particle or
-# preposition: "refers complaints up to" is another verb than "refers to".
+# A direct object between a verb and "to" ("escalates linen shortages to": a verb of passing
+# on keeps its sense with an object): one to three lower-case words, no name (names are never
+# inside a phrase), no punctuation, no negation (a negation inside would not be read as one)
+# and no particle or preposition: "refers complaints up to" is another verb than "refers to".
+# Before any other preposition only an adverbial may stand ("relies heavily on", "happens the
+# morning before"): "builds the schedule on" is another verb than "builds on".
 SPLIT_STOP = sorted(
     cl.PREPOSITIONS
     | {"not", "no", "never", "nothing", "none", "nobody", "without", "and", "or", "but"}
@@ -64,6 +66,10 @@ SPLIT_STOP = sorted(
 )
 SPLIT_OBJECT = r"(?:\s+(?!(?:" + "|".join(SPLIT_STOP) + r")\b)(?-i:[a-z][a-z-]*)){1,3}"
 SPLIT_PREPOSITIONS = {"to", "on", "from", "with", "after", "before", "for", "into", "up"}
+SPLIT_ADVERBIAL = (
+    r"(?:\s+(?:" + "|".join(sorted(cl.ADVERBS)) + r"|(?-i:[a-z]+ly))){1,2}|"
+    r"\s+(?:the|a|an|each|every)\s+(?:morning|day|night|evening|week|weekend|shift|month)"
+)
 
 
 def split_verb(words: list[str]) -> bool:
@@ -253,7 +259,9 @@ class PhraseMatcher:
             self._pairs.setdefault((words[0], words[1]), (rel.name, inverse, phrase))
         if split_verb(words) and variant in ("", "plural"):  # "escalates faults to"
             regex = re.compile(
-                rf"(?<![\w-]){re.escape(words[0])}{SPLIT_OBJECT}\s+{re.escape(words[1])}(?![\w-])",
+                rf"(?<![\w-]){re.escape(words[0])}"
+                rf"(?:{SPLIT_OBJECT if words[1] == 'to' else SPLIT_ADVERBIAL})"
+                rf"\s+{re.escape(words[1])}(?![\w-])",
                 re.I,
             )
             rank = (0, rel.bank_defined, False)
