@@ -134,6 +134,10 @@ def test_a_list_after_a_colon_passes_over_items_that_are_no_names(read):
     assert read("The Control Room needs two things: the Paper Rota and a dry floor.") == {
         ("Control Room", "requires", "Paper Rota")
     }
+    assert read("The Lab Team owns: the Dosing Log and the Flow Meter.") == {
+        ("Dosing Log", "owned_by", "Lab Team"),
+        ("Flow Meter", "owned_by", "Lab Team"),
+    }
     # A name that modifies the next noun is no item ("the Flow Meter cabinet").
     assert read("The Lab Team owns: the Flow Meter cabinet, the Dosing Log.") == {
         ("Dosing Log", "owned_by", "Lab Team")

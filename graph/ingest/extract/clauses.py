@@ -410,7 +410,7 @@ def colon_items(sentence: str, start: int, mentions: list[Mention]) -> list[tupl
     out = []
     stop = re.search(r"[;.!?](?:\s|$)", sentence[start:])
     hi = start + stop.start() if stop else len(sentence)
-    for item in re.finditer(r"[^,]+", sentence[start:hi]):
+    for item in re.finditer(r"(?:(?!,|\s(?:and|or|as\s+well\s+as)\s).)+", sentence[start:hi]):
         at = start + item.start() + ITEM_LEAD.match(item.group()).end()
         m = next((m for m in mentions if m.start == at), None)
         if m is not None and not possessor(sentence, m.end) and object_ends(sentence, m.end):
