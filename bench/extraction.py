@@ -199,6 +199,7 @@ def by_sentence(bank, data: dict, refs: dict[str, int], show: bool) -> None:
     from graph.ingest.extract.base import Vocabulary
     from graph.ingest.extract.local import LocalExtractor, PhraseMatcher
     from graph.ingest.extract.mentions import MentionIndex
+    from graph.ingest.extract.validate import agent_in_sequence
     from kb.models import Entry
 
     index = MentionIndex(bank)
@@ -220,6 +221,9 @@ def by_sentence(bank, data: dict, refs: dict[str, int], show: bool) -> None:
                 for text, is_self in ((st.from_text, st.from_self), (st.to_text, st.to_self)):
                     found = index.resolve(text)
                     ends.append(source if is_self else found.entry_pk)
+                kinds = [index.info[pk][2] for pk in ends if pk in index.info]
+                if agent_in_sequence(vocabulary.types[st.relation], kinds):
+                    continue  # validation drops it, whatever the extractor (no proposal)
                 if None in ends:
                     unresolved += 1
                     open_ends.append(f"    ? {st.from_text} -{st.relation}-> {st.to_text}")

@@ -30,6 +30,7 @@ SETS = {
     "water": "bench/data/blind/extraction_set3/extraction_water.json",
     "bus": "bench/data/blind/extraction_set4/extraction_bus.json",
     "food": "bench/data/blind/extraction_food_distribution.json",
+    "hotel": "bench/data/blind/extraction_set5/extraction_hotel.json",
 }
 THRESHOLDS = [round(0.40 + 0.02 * i, 2) for i in range(26)]  # 0.40 … 0.90
 MARGINS = [0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.15]

@@ -348,3 +348,26 @@ def test_cue_words_inside_a_name_of_the_bank_are_not_cues(bank, ward, make_entry
     update_entry(bank, doc, {"content": "Patient Discharge requires the Surge Plan If Needed."})
     extract_edges(bank, entries=[doc.short_id], extractor="local")
     assert triples(bank) == {(doc.pk, "requires", plan.pk)}
+
+
+def test_an_agent_is_never_put_into_a_sequence(bank, ward, make_entry):
+    """ "is followed closely by" a team is attending it, not a step after a step: validation
+    drops a ``precedes`` with a role, team or person at an end, whatever the extractor."""
+    cleaning = make_entry("Bed Cleaning", kind="step", content="Strip and clean.")
+    doc = make_entry(
+        "Ward Round",
+        kind="step",
+        content=(
+            "Ward Round is followed closely by the Portering Service. "
+            "Ward Round is followed by Bed Cleaning."
+        ),
+    )
+    run = extract_edges(bank, entries=[doc.short_id], extractor="local")
+    assert triples(bank) == {(doc.pk, "precedes", cleaning.pk)}
+    assert run.dropped["agent_in_sequence"] == 1
+    # The same statement from any extractor is refused by validation.
+    validator = Validator(bank, Vocabulary.for_bank(bank), MentionIndex(bank))
+    span = "Ward Round is followed closely by the Portering Service."
+    st = Statement(span, "precedes", "Ward Round", "Portering Service")
+    assert validator.check(doc, st) is None
+    assert validator.dropped["agent_in_sequence"] == 1

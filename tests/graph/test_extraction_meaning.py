@@ -48,7 +48,8 @@ def test_a_nominal_predicate_reads_as_the_relation_it_means(read):
 
 
 def test_a_passive_in_other_words_keeps_its_direction(read):
-    assert read("The Bake Plan is kept by the Night Baker.") == {
+    # ("is kept by" became a phrase of the ownership class: ``phrases.CLASS_SYNONYMS``.)
+    assert read("The Bake Plan is handled by the Night Baker.") == {
         ("Bake Plan", "owned_by", "Night Baker")
     }
     assert read("The Flour Silo is a component inside the Proofing Room.") == {
@@ -57,8 +58,10 @@ def test_a_passive_in_other_words_keeps_its_direction(read):
 
 
 def test_a_match_without_a_clear_margin_gives_nothing(read):
-    # "is held by" is about as near "is maintained by" (owned_by) as other relations' phrases.
-    assert read("The Bake Plan is held by the Night Baker.") == set()
+    # "is supervised by" is near "is managed by" (cosine 0.57), but only 0.08 ahead of the
+    # nearest phrase of another relation. ("is held by", the example before, is a phrase of
+    # the ownership class now: ``phrases.CLASS_SYNONYMS``.)
+    assert read("The Bake Plan is supervised by the Night Baker.") == set()
 
 
 def test_the_basis_says_the_model_matched_it(read):

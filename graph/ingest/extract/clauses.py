@@ -398,3 +398,37 @@ def elliptical_subjects(sentence: str, mentions: list[Mention], facts, done):
         before = [(p, objects) for p, objects in done if p.end <= lo and objects]
         if name is not None and before:
             yield name, before[-1]
+
+
+ITEM_LEAD = re.compile(r"^\s*(?:and\s+|or\s+)?(?:\d+[.)]\s*|[-•*]\s+)?(?:(?:the|a|an)\s+)?", re.I)
+
+
+def colon_items(sentence: str, start: int, mentions: list[Mention]) -> list[tuple[int, int]]:
+    """The names that are whole items of the list after a colon at ``start`` ("owns: A, the
+    B estate, 2) C" gives A and C): an item that is no name of the bank is passed over, not
+    the end of the list."""
+    out = []
+    stop = re.search(r"[;.!?](?:\s|$)", sentence[start:])
+    hi = start + stop.start() if stop else len(sentence)
+    for item in re.finditer(r"(?:(?!,|\s(?:and|or|as\s+well\s+as)\s).)+", sentence[start:hi]):
+        at = start + item.start() + ITEM_LEAD.match(item.group()).end()
+        m = next((m for m in mentions if m.start == at), None)
+        if m is not None and not possessor(sentence, m.end) and object_ends(sentence, m.end):
+            out.append((m.start, m.end))
+    return out
+
+
+LABEL_LEAD = re.compile(r"^[\s\-•*]*$")
+
+
+def label_subjects(sentence: str, start: int, end: int, mentions: list[Mention]):
+    """A sentence opened by a participle phrase, its agent and a colon ("Owned by the FSO:
+    A, B, C."): the items of the list are the phrase's subjects; none otherwise."""
+    if not LABEL_LEAD.match(sentence[:start]):
+        return []
+    agent = next((m for m in mentions if m.start >= end), None)
+    if agent is None or words(sentence[end : agent.start]) not in ([], ["the"], ["a"], ["an"]):
+        return []
+    if not sentence[agent.end :].lstrip().startswith(":"):
+        return []
+    return colon_items(sentence, sentence.index(":", agent.end) + 1, mentions)

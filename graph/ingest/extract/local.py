@@ -88,6 +88,8 @@ COORDINATION = re.compile(
     r"^\s*(?:,\s*(?:and|or)?|and|or|as well as)\s+(?:the\s+|a\s+|an\s+)?(?:[a-z]+ed\s+)?$"
 )
 PRIOR = 0.9
+# A phrase's object announced by a colon: "needs three things: …", "owns: …".
+COLON_LEAD = re.compile(r"^\s*(?:[a-z]+\s+){0,2}[a-z]*\s*:\s*(?:the\s+|a\s+|an\s+)?$")
 
 
 @dataclass
@@ -411,8 +413,9 @@ class LocalExtractor:
             if previous is not None and previous.reduced:
                 return _Subject(previous.spans, previous.is_self, reduced=True, clause="reduced")
             named = cl.mention_ending_at(mentions, len(s[: phrase.start].rstrip()[:-1].rstrip()))
-            if named is None:
-                return None
+            if named is None:  # "Owned by the FSO: A, B, C": the items are the subjects
+                items = cl.label_subjects(s, phrase.start, phrase.end, mentions)
+                return _Subject(items, reduced=True, clause="label") if items else None
             span = (named.start, named.end)
             return _Subject([span], reduced=True, check_from=phrase.start, clause="reduced")
         clause_start = _clause_start(s, phrase.start, mentions)
@@ -537,10 +540,12 @@ class LocalExtractor:
     def _objects(self, r: _Reading, phrase: _Phrase, antecedent: Mention | None):
         s = r.sentence
         tail = s[phrase.end :]
-        if tail.lstrip()[:1] == ":":  # a field label: "Requires: A, B."
-            return self._list(r, phrase.end + tail.index(":") + 1)
+        if tail.lstrip()[:1] == ":":  # a field label "Requires: A, B." or "X owns: A, B."
+            return cl.colon_items(s, phrase.end + tail.index(":") + 1, r.mentions)
         after = [m for m in r.mentions if m.start >= phrase.end]
         head = s[phrase.end : after[0].start] if after else tail
+        if after and COLON_LEAD.match(head):  # "needs three things: A, a closed till, B"
+            return cl.colon_items(s, phrase.end + head.index(":") + 1, r.mentions)
         cut = CLAUSE_PUNCT.search(head)
         head_words = _words(head[: cut.start()] if cut else head)
         if set(head_words[:MAX_GAP_WORDS]) & NEGATIONS:

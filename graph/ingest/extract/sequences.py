@@ -3,7 +3,8 @@ the sentence, for a vocabulary that has a ``precedes`` relation.
 
 - **A list ordered by "then"**: "First A, then B, then C." and "The order is A, B, then C."
   give A precedes B and B precedes C. Only a bare list counts: between two names stand
-  nothing but a comma, "then", "and then" or "first".
+  nothing but a comma, "then", "and then" or "first". A list introduced as a sequence needs
+  no "then" ("Turnover sequence: A, B, C.", "in this order: A, B").
 - **A fronted "After/Once X," clause**: "After X, the crew does Y." gives X precedes Y when
   the fronted clause names one thing and the main clause names its object after its own
   subject and verb ("the operator does a residual check"), with no negation in it.
@@ -20,6 +21,11 @@ from graph.ingest.extract.mentions import Mention
 
 RELATION = "precedes"
 LIST_LINK = re.compile(r"^\s*(?:,\s*)?(?:and\s+)?(?:then|next|finally)?\s*(?:the\s+)?$", re.I)
+# A label that introduces a list as a sequence, right before the list's first name.
+ORDER_LABEL = re.compile(
+    r"\b(?:sequence|in\s+(?:this|that|the\s+following)\s+order)\b[^.;:,]*:\s*(?:the\s+)?$",
+    re.I,
+)
 FRONTED_AFTER = re.compile(r"^\W*(?:after|once|following)\s", re.I)
 NEGATIONS = {"not", "never", "no", "nobody", "none", "nothing", "n't", "cannot", "without"}
 
@@ -37,11 +43,18 @@ def _bare(sentence: str, start: int) -> bool:
     return before.rstrip()[-1:].isalpha()
 
 
+def labelled_order(sentence: str, start: int) -> bool:
+    """The list starting at ``start`` is introduced as a sequence ("Turnover sequence: A, B,
+    C", "Do these in this order: A, B")."""
+    return bool(ORDER_LABEL.search(sentence[:start]))
+
+
 def then_list(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
-    """Consecutive names of a list ordered by "then": each precedes the next."""
+    """Consecutive names of a list ordered by "then", or introduced as a sequence: each
+    precedes the next."""
     out: list[tuple[Mention, Mention]] = []
     run = [mentions[0]] if mentions else []
-    ordered = False
+    ordered = bool(run) and labelled_order(sentence, run[0].start)
     for prev, nxt in zip(mentions, mentions[1:], strict=False):
         gap = sentence[prev.end : nxt.start]
         if LIST_LINK.match(gap) and ("," in gap or "then" in gap.lower()):
@@ -50,7 +63,7 @@ def then_list(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Men
             continue
         if ordered and len(run) > 1:
             out += list(zip(run, run[1:], strict=False))
-        run, ordered = [nxt], False
+        run, ordered = [nxt], labelled_order(sentence, nxt.start)
     if ordered and len(run) > 1:
         out += list(zip(run, run[1:], strict=False))
     if out and not _list_ends(sentence, run[-1].end if run else 0):

@@ -9,6 +9,9 @@ A statement reaches the queue only when:
 - each end resolves to exactly one entry of the bank, or is kept *unresolved* with its
   surface form and candidates (ambiguous or unknown names are never guessed);
 - it is not a self-loop and the triple is not already a current edge;
+- it puts no agent (an entry of kind role, team or person) into a sequence: ``precedes``
+  orders happenings, so "X is followed closely by the GM" or "the riggers follow the Running
+  Order" is attending or obeying, never a step after a step;
 - the same statement was never proposed before, whatever its decision (a rejected proposal
   is not raised again), and the same resolved triple was not rejected for this source.
 
@@ -30,6 +33,21 @@ from graph.resolution.aliases import normalize
 from kb.models import Bank, Entry
 
 MAX_SPAN = 2000
+SEQUENCE = "precedes"  # the core relation that orders happenings (``workflow_role``)
+AGENT_KINDS = {"role", "team", "person"}
+
+
+def agent_kind(kind: str | None) -> bool:
+    """An entry kind that names who acts (a role, team or person), not what happens."""
+    return bool(kind) and (kind in AGENT_KINDS or kind.endswith(("_role", "_team")))
+
+
+def agent_in_sequence(etype: EdgeType, kinds: list[str | None]) -> bool:
+    """A sequence relation with an agent at an end: "follow" in another sense."""
+    sequence = etype.name == SEQUENCE or etype.workflow_role == SEQUENCE
+    return sequence and any(agent_kind(k) for k in kinds)
+
+
 MAX_SURFACE = 300
 
 
@@ -116,6 +134,9 @@ class Validator:
         (to_text, to_pk, to_how, to_cands, to_self) = ends[1]
         if from_pk is not None and from_pk == to_pk:
             return self._drop("self_loop")
+        kinds = [self.index.info[pk][2] for pk in (from_pk, to_pk) if pk in self.index.info]
+        if agent_in_sequence(etype, kinds):
+            return self._drop("agent_in_sequence")
         key = fingerprint(
             entry.pk,
             etype.name,
