@@ -22,6 +22,7 @@ from graph.retrieval.relevance import (
     HOP_RESULTS,
     NEIGHBOR_CANDIDATE_CAP,
     NOTE_RELEVANCE_SQL,
+    NOTE_TSQUERY_SQL,
     note_terms,
     relevance_params,
     vector_relevance_sql,
@@ -226,13 +227,14 @@ class PoolGraph:
 def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
     """Every current edge among ``ids``, each with its note's relevance to ``query``, and the
     bank's replacement (``supersedes``) type ids, in one statement."""
-    note_rel = NOTE_RELEVANCE_SQL.format(note="ed.note", tsv="ed.note_tsv")
+    note_rel = NOTE_RELEVANCE_SQL.format(note="ed.note", tsv="ed.note_tsv", tsquery="types.tq")
     sql = f"""
         WITH types AS (  -- one scan of the vocabulary for both lists
             SELECT coalesce(array_agg(id ORDER BY id) FILTER (WHERE name = 'supersedes'),
                             '{{}}') AS sup,
                    coalesce(array_agg(id ORDER BY id) FILTER (WHERE name = 'corrects'),
-                            '{{}}') AS cor
+                            '{{}}') AS cor,
+                   {NOTE_TSQUERY_SQL} AS tq  -- the query's words, parsed once
               FROM graph_edgetype
              WHERE name IN ('supersedes', 'corrects') AND (bank_id IS NULL OR bank_id = %(bank)s)
         )
@@ -319,7 +321,9 @@ class NeighborSelection:
 # the GiST exclusion index on its second column instead of ``edge_to_open`` (15 ms per result,
 # 120 ms a query at 100k entries; bench/fold.py). The candidates are then ranked by relevance.
 _NEIGHBORS_SQL = """
-WITH qv AS (SELECT %(qvec)s::vector AS v),
+WITH qv AS MATERIALIZED (  -- the query's vector and words, each parsed once
+    SELECT %(qvec)s::vector AS v, {tsquery} AS tq
+),
 r AS (SELECT unnest(%(results)s::bigint[]) AS id),
 e AS (
     SELECT r.id AS result_id, c.* FROM r CROSS JOIN LATERAL (
@@ -491,7 +495,8 @@ def neighbors_of(
         replacement_arms=_replacement_arms(replacement_types),
         correction_test=_type_test(correction_types, _CORRECTION_TYPE_IDS),
         vrel=vector_relevance_sql("emb"),
-        nrel=NOTE_RELEVANCE_SQL.format(note="f.note", tsv="f.note_tsv"),
+        nrel=NOTE_RELEVANCE_SQL.format(note="f.note", tsv="f.note_tsv", tsquery="qv.tq"),
+        tsquery=NOTE_TSQUERY_SQL,
     )
     params = {
         **relevance_params(bank, query, query_vector),
