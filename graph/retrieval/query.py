@@ -29,6 +29,7 @@ from graph.retrieval.answer import (
 )
 from graph.retrieval.answer_types import AnswerResult, Link, Pointer, QueryAnswer, QueryStats
 from graph.retrieval.budget import DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_PER_RESULT
+from graph.retrieval.entries import answer_entries
 from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
 from graph.retrieval.presenter import present_answer
 from graph.retrieval.relevance import NOTE_WEIGHT
@@ -157,30 +158,9 @@ def execute_query(
     )
 
 
-# What an answer reads of an entry (a result's ``entry_core``, its lifecycle and currency; a
-# pointer's texts and steps): the rest of the row (metadata, anchors, timestamps, the kind's
-# settings) was decoded into every model instance and never read — a fifth of a folded
-# answer's client time with a hub, whose members all fold in and are read.
-ANSWER_FIELDS = (
-    "short_id",
-    "key",
-    "title",
-    "content",
-    "summary",
-    "useful_for",
-    "systems",
-    "tasks",
-    "steps",
-    "status",
-    "expires_at",
-    "retired_reason",
-    "kind__name",
-)
-
-
 def _entries(ids: list[int]) -> dict[int, Entry]:
     """The entries an answer shows, with their kinds' names, in one statement."""
-    return Entry.objects.select_related("kind").only(*ANSWER_FIELDS).in_bulk(ids)
+    return answer_entries(ids)
 
 
 def _folded(bank, params, hits, stats, query_vector) -> tuple[list, list[int]]:
