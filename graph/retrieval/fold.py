@@ -13,6 +13,7 @@ import json
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from django.utils import timezone
 
@@ -462,6 +463,19 @@ def _type_test(type_ids: Sequence[int] | None, lookup: str) -> str:
     return f"= ANY('{{{','.join(str(int(t)) for t in type_ids)}}}'::bigint[])"
 
 
+@lru_cache(maxsize=64)
+def _neighbors_sql(replacement_types: tuple | None, correction_types: tuple | None) -> str:
+    """The neighbour statement's text for a bank's type ids (built once per shape)."""
+    return _NEIGHBORS_SQL.format(
+        current=_CURRENT,
+        replacement_arms=_replacement_arms(replacement_types),
+        correction_test=_type_test(correction_types, _CORRECTION_TYPE_IDS),
+        vrel=vector_relevance_sql("emb"),
+        nrel=NOTE_RELEVANCE_SQL.format(note="f.note", tsv="f.note_tsv", tsquery="qv.tq"),
+        tsquery=NOTE_TSQUERY_SQL,
+    )
+
+
 def neighbors_of(
     bank: Bank,
     result_ids: Sequence[int],
@@ -490,13 +504,9 @@ def neighbors_of(
     a current corrector of every result wherever it is."""
     if not result_ids:
         return NeighborSelection([], [])
-    sql = _NEIGHBORS_SQL.format(
-        current=_CURRENT,
-        replacement_arms=_replacement_arms(replacement_types),
-        correction_test=_type_test(correction_types, _CORRECTION_TYPE_IDS),
-        vrel=vector_relevance_sql("emb"),
-        nrel=NOTE_RELEVANCE_SQL.format(note="f.note", tsv="f.note_tsv", tsquery="qv.tq"),
-        tsquery=NOTE_TSQUERY_SQL,
+    sql = _neighbors_sql(
+        None if replacement_types is None else tuple(replacement_types),
+        None if correction_types is None else tuple(correction_types),
     )
     params = {
         **relevance_params(bank, query, query_vector),
