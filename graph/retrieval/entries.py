@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import DEFERRED
 
 from kb.models import Entry, EntryKind
 from kb.prepared import fetch_prepared
@@ -35,9 +36,11 @@ _WANTED = {
     "retired_reason",
     "kind_id",
 }
-# In the model's column order (Model.from_db fills the deferred ones in between).
-_FIELDS = [f for f in Entry._meta.concrete_fields if f.attname in _WANTED]
+# In the model's column order; every other column is deferred.
+_COLUMNS = Entry._meta.concrete_fields
+_FIELDS = [f for f in _COLUMNS if f.attname in _WANTED]
 FIELD_NAMES = tuple(f.attname for f in _FIELDS)
+_AT = [i for i, f in enumerate(_COLUMNS) if f.attname in _WANTED]  # their places in a row
 _KIND = Entry._meta.get_field("kind")
 
 # Starts as the ORM's read did (tests/graph/test_query_statements.py labels it by that).
@@ -54,22 +57,27 @@ def answer_entries(ids: Sequence[int]) -> dict[int, Entry]:
     """The entries of ``ids`` by id, with their kinds' names, in one statement."""
     if not ids:
         return {}
+    db = connections[DEFAULT_DB_ALIAS]  # not the proxy: it is looked up per attribute
     converters = [
-        (i, field.get_db_converters(connection))
+        (_AT[i], converter)
         for i, field in enumerate(_FIELDS)
-        if field.get_db_converters(connection)
+        for converter in field.get_db_converters(db)
     ]
     kinds: dict[int, EntryKind] = {}
     out: dict[int, Entry] = {}
+    deferred = [DEFERRED] * len(_COLUMNS)
     for row in fetch_prepared(_SQL, {"ids": list(ids)}):
-        values = list(row[:-1])
-        for i, convert in converters:
-            for converter in convert:
-                values[i] = converter(values[i], None, connection)
-        entry = Entry.from_db(connection.alias, FIELD_NAMES, values)
-        kind_id = entry.kind_id
-        if kind_id not in kinds:
-            kinds[kind_id] = EntryKind.from_db(connection.alias, ("id", "name"), (kind_id, row[-1]))
-        _KIND.set_cached_value(entry, kinds[kind_id])
+        values = deferred.copy()
+        for at, value in zip(_AT, row, strict=False):
+            values[at] = value
+        for at, converter in converters:
+            values[at] = converter(values[at], None, db)
+        entry = Entry.from_db(db.alias, FIELD_NAMES, values)  # a whole row: no re-ordering
+        kind = kinds.get(entry.kind_id)
+        if kind is None:
+            kind = kinds[entry.kind_id] = EntryKind.from_db(
+                db.alias, ("id", "name"), (entry.kind_id, row[-1])
+            )
+        _KIND.set_cached_value(entry, kind)
         out[entry.id] = entry
     return out
