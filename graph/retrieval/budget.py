@@ -166,7 +166,9 @@ def _texts(holders: list[dict], limits: dict[str, int]) -> int:
         for name, limit in limits.items():
             value = holder.get(name)
             if isinstance(value, str) and len(value) > limit:
-                delta += _put(holder, name, clip(value, limit))
+                # what _put does, without its checks: the key is there and the text changes
+                holder[name] = short = clip(value, limit)
+                delta += _chars(short) - _chars(value)
     return delta
 
 

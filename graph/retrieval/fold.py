@@ -225,11 +225,8 @@ class PoolGraph:
     correction_types: list[int] = field(default_factory=list)
 
 
-def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
-    """Every current edge among ``ids``, each with its note's relevance to ``query``, and the
-    bank's replacement (``supersedes``) type ids, in one statement."""
-    note_rel = NOTE_RELEVANCE_SQL.format(note="ed.note", tsv="ed.note_tsv", tsquery="types.tq")
-    sql = f"""
+_NOTE_REL = NOTE_RELEVANCE_SQL.format(note="ed.note", tsv="ed.note_tsv", tsquery="types.tq")
+_EDGES_AMONG_SQL = f"""
         WITH types AS (  -- one scan of the vocabulary for both lists
             SELECT coalesce(array_agg(id ORDER BY id) FILTER (WHERE name = 'supersedes'),
                             '{{}}') AS sup,
@@ -241,7 +238,7 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
         )
         SELECT types.sup, types.cor, x.* FROM types LEFT JOIN LATERAL (
         SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority,
-               ed.note, {note_rel},
+               ed.note, {_NOTE_REL},
                -- is the source of a corrects edge into the top two current? (looked up for
                -- those edges alone: the fold stands such a corrector beside its result)
                CASE WHEN t.name <> 'corrects' OR NOT ed.to_entry_id = ANY(%(protected)s)
@@ -253,7 +250,13 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
          WHERE {_CURRENT} AND %(many)s
            AND ed.from_entry_id = ANY(%(ids)s) AND ed.to_entry_id = ANY(%(ids)s)
         ) x ON true
-    """
+"""
+
+
+def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
+    """Every current edge among ``ids``, each with its note's relevance to ``query``, and the
+    bank's replacement (``supersedes``) type ids, in one statement."""
+    sql = _EDGES_AMONG_SQL
     params = {
         "bank": bank.pk,
         "now": timezone.now(),
