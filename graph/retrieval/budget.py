@@ -97,7 +97,7 @@ def bound_fields(item: dict) -> None:
     """Cap every text field of a result or pointer; cut content sets ``truncated``."""
     for name, limit in FIELD_LIMITS.items():
         value = item.get(name)
-        if isinstance(value, str):
+        if isinstance(value, str) and len(value) > limit:  # else cut() keeps it as it is
             item[name], was_cut = cut(value, limit)
             if was_cut and name == "content":
                 item["truncated"] = True
