@@ -58,6 +58,8 @@ def render(body: object) -> str:
 
 def _chars(value: object) -> int:
     text = encode_basestring(value) if type(value) is str else _ENCODER.encode(value)
+    if text.isascii():  # a flag of the string, no scan: most texts, and every id and note head
+        return len(text)
     return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))  # sent as \u2028
 
 
@@ -95,7 +97,7 @@ def bound_fields(item: dict) -> None:
     """Cap every text field of a result or pointer; cut content sets ``truncated``."""
     for name, limit in FIELD_LIMITS.items():
         value = item.get(name)
-        if isinstance(value, str):
+        if isinstance(value, str) and len(value) > limit:  # else cut() keeps it as it is
             item[name], was_cut = cut(value, limit)
             if was_cut and name == "content":
                 item["truncated"] = True
@@ -164,7 +166,9 @@ def _texts(holders: list[dict], limits: dict[str, int]) -> int:
         for name, limit in limits.items():
             value = holder.get(name)
             if isinstance(value, str) and len(value) > limit:
-                delta += _put(holder, name, clip(value, limit))
+                # what _put does, without its checks: the key is there and the text changes
+                holder[name] = short = clip(value, limit)
+                delta += _chars(short) - _chars(value)
     return delta
 
 

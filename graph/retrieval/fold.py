@@ -13,6 +13,7 @@ import json
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from django.utils import timezone
 
@@ -22,6 +23,7 @@ from graph.retrieval.relevance import (
     HOP_RESULTS,
     NEIGHBOR_CANDIDATE_CAP,
     NOTE_RELEVANCE_SQL,
+    NOTE_TSQUERY_SQL,
     note_terms,
     relevance_params,
     vector_relevance_sql,
@@ -223,22 +225,20 @@ class PoolGraph:
     correction_types: list[int] = field(default_factory=list)
 
 
-def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
-    """Every current edge among ``ids``, each with its note's relevance to ``query``, and the
-    bank's replacement (``supersedes``) type ids, in one statement."""
-    note_rel = NOTE_RELEVANCE_SQL.format(note="ed.note", tsv="ed.note_tsv")
-    sql = f"""
+_NOTE_REL = NOTE_RELEVANCE_SQL.format(note="ed.note", tsv="ed.note_tsv", tsquery="types.tq")
+_EDGES_AMONG_SQL = f"""
         WITH types AS (  -- one scan of the vocabulary for both lists
             SELECT coalesce(array_agg(id ORDER BY id) FILTER (WHERE name = 'supersedes'),
                             '{{}}') AS sup,
                    coalesce(array_agg(id ORDER BY id) FILTER (WHERE name = 'corrects'),
-                            '{{}}') AS cor
+                            '{{}}') AS cor,
+                   {NOTE_TSQUERY_SQL} AS tq  -- the query's words, parsed once
               FROM graph_edgetype
              WHERE name IN ('supersedes', 'corrects') AND (bank_id IS NULL OR bank_id = %(bank)s)
         )
         SELECT types.sup, types.cor, x.* FROM types LEFT JOIN LATERAL (
         SELECT ed.id, ed.from_entry_id, ed.to_entry_id, t.name, t.fold_role, t.neighbor_priority,
-               ed.note, {note_rel},
+               ed.note, {_NOTE_REL},
                -- is the source of a corrects edge into the top two current? (looked up for
                -- those edges alone: the fold stands such a corrector beside its result)
                CASE WHEN t.name <> 'corrects' OR NOT ed.to_entry_id = ANY(%(protected)s)
@@ -250,7 +250,13 @@ def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
          WHERE {_CURRENT} AND %(many)s
            AND ed.from_entry_id = ANY(%(ids)s) AND ed.to_entry_id = ANY(%(ids)s)
         ) x ON true
-    """
+"""
+
+
+def edges_among(bank: Bank, ids: Sequence[int], query: str = "") -> PoolGraph:
+    """Every current edge among ``ids``, each with its note's relevance to ``query``, and the
+    bank's replacement (``supersedes``) type ids, in one statement."""
+    sql = _EDGES_AMONG_SQL
     params = {
         "bank": bank.pk,
         "now": timezone.now(),
@@ -319,7 +325,9 @@ class NeighborSelection:
 # the GiST exclusion index on its second column instead of ``edge_to_open`` (15 ms per result,
 # 120 ms a query at 100k entries; bench/fold.py). The candidates are then ranked by relevance.
 _NEIGHBORS_SQL = """
-WITH qv AS (SELECT %(qvec)s::vector AS v),
+WITH qv AS MATERIALIZED (  -- the query's vector and words, each parsed once
+    SELECT %(qvec)s::vector AS v, {tsquery} AS tq
+),
 r AS (SELECT unnest(%(results)s::bigint[]) AS id),
 e AS (
     SELECT r.id AS result_id, c.* FROM r CROSS JOIN LATERAL (
@@ -458,6 +466,19 @@ def _type_test(type_ids: Sequence[int] | None, lookup: str) -> str:
     return f"= ANY('{{{','.join(str(int(t)) for t in type_ids)}}}'::bigint[])"
 
 
+@lru_cache(maxsize=64)
+def _neighbors_sql(replacement_types: tuple | None, correction_types: tuple | None) -> str:
+    """The neighbour statement's text for a bank's type ids (built once per shape)."""
+    return _NEIGHBORS_SQL.format(
+        current=_CURRENT,
+        replacement_arms=_replacement_arms(replacement_types),
+        correction_test=_type_test(correction_types, _CORRECTION_TYPE_IDS),
+        vrel=vector_relevance_sql("emb"),
+        nrel=NOTE_RELEVANCE_SQL.format(note="f.note", tsv="f.note_tsv", tsquery="qv.tq"),
+        tsquery=NOTE_TSQUERY_SQL,
+    )
+
+
 def neighbors_of(
     bank: Bank,
     result_ids: Sequence[int],
@@ -486,12 +507,9 @@ def neighbors_of(
     a current corrector of every result wherever it is."""
     if not result_ids:
         return NeighborSelection([], [])
-    sql = _NEIGHBORS_SQL.format(
-        current=_CURRENT,
-        replacement_arms=_replacement_arms(replacement_types),
-        correction_test=_type_test(correction_types, _CORRECTION_TYPE_IDS),
-        vrel=vector_relevance_sql("emb"),
-        nrel=NOTE_RELEVANCE_SQL.format(note="f.note", tsv="f.note_tsv"),
+    sql = _neighbors_sql(
+        None if replacement_types is None else tuple(replacement_types),
+        None if correction_types is None else tuple(correction_types),
     )
     params = {
         **relevance_params(bank, query, query_vector),

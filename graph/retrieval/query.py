@@ -29,6 +29,7 @@ from graph.retrieval.answer import (
 )
 from graph.retrieval.answer_types import AnswerResult, Link, Pointer, QueryAnswer, QueryStats
 from graph.retrieval.budget import DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_PER_RESULT
+from graph.retrieval.entries import answer_entries
 from graph.retrieval.fold import edges_among, fold_pool, neighbors_of
 from graph.retrieval.presenter import present_answer
 from graph.retrieval.relevance import NOTE_WEIGHT
@@ -158,8 +159,8 @@ def execute_query(
 
 
 def _entries(ids: list[int]) -> dict[int, Entry]:
-    """The entries an answer shows, with their kinds, in one statement."""
-    return Entry.objects.select_related("kind").in_bulk(ids)
+    """The entries an answer shows, with their kinds' names, in one statement."""
+    return answer_entries(ids)
 
 
 def _folded(bank, params, hits, stats, query_vector) -> tuple[list, list[int]]:

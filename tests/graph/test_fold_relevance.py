@@ -144,9 +144,9 @@ def test_correctors_of_the_core_type_and_the_banks_own_are_both_found(bank, make
 def test_the_fold_statements_are_prepared_and_answer_the_same_unprepared(
     bank, make_entry, linked, ranked, hashing_embedder, settings
 ):
-    """kb/prepared.py: the neighbour and pool-edge statements are prepared on the server once
-    per connection, nothing else is (psycopg keeps no cache of the ORM's statements); with
-    KB_PREPARED_STATEMENTS off the answer is the same."""
+    """kb/prepared.py: the neighbour, pool-edge and answer-entry statements are prepared on
+    the server once per connection, nothing else is (psycopg keeps no cache of the ORM's
+    statements); with KB_PREPARED_STATEMENTS off the answer is the same."""
     a, other, needed = _crowded(bank, make_entry, linked, hashing_embedder, needed_first=False)
     ranked(a, other)
     params = QueryParams("ledger signing key rotation nonce", limit=2, neighbors=2)
@@ -154,9 +154,10 @@ def test_the_fold_statements_are_prepared_and_answer_the_same_unprepared(
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         statements = [row[0] for row in cursor.fetchall()]
-    assert len(statements) == 2, statements  # one each, reused by the later queries
+    assert len(statements) == 3, statements  # one each, reused by the later queries
     assert any("WITH qv AS" in s for s in statements)
     assert any("WITH types AS" in s for s in statements)
+    assert any(s.startswith('SELECT "kb_entry"."id"') for s in statements)
     raw = connection.connection
     assert raw.prepare_threshold is None  # left as Django sets it, between the two statements
     assert not raw._prepared._counts  # the ORM's statements were not counted or cached
