@@ -6,12 +6,12 @@ and the full-text / trigram indexes; every candidate is then scored exactly.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db import connection
 from django.utils import timezone
 
 from kb.models import (
@@ -21,6 +21,7 @@ from kb.models import (
     Entry,
     EntryStatus,
 )
+from kb.prepared import fetch_prepared
 from kb.services.embedding import embed_query, vector_literal
 
 RETIRED_MULTIPLIER = 0.35
@@ -130,6 +131,26 @@ lx AS (
       FROM ft FULL JOIN tg ON tg.entry_id = ft.entry_id
 ),
 """
+
+
+# The statement is prepared on the server (kb/prepared.py: parsed and planned once per
+# connection, the query vector sent once as a parameter instead of six times in the text) with
+# three integers written into its text: the bank, so the planner can prove the bank's partial
+# HNSW indexes apply (a parameter cannot: the session plans prepared statements generically),
+# and the arms' LIMITs, so the generic plan knows how few rows they return. Each (bank, shape)
+# is one statement per connection; psycopg keeps the last 100.
+_LITERALS = ("bank", "k", "lexical_scan")
+
+
+@functools.lru_cache(maxsize=256)
+def _statement(
+    lexical: bool, filters: tuple[str, ...], bank: int, k: int, lexical_scan: int
+) -> str:
+    """The search statement for one bank and shape, its integers written in."""
+    sql = _build_sql(lexical, list(filters))
+    for name, value in (("bank", bank), ("k", k), ("lexical_scan", lexical_scan)):
+        sql = sql.replace(f"%({name})s", str(int(value)))
+    return sql
 
 
 def _build_sql(lexical: bool, filters: list[str]) -> str:
@@ -264,9 +285,8 @@ def rank_candidates(
     params, filters = _search_params(
         bank, query, vector, limit, kinds, systems, include_retired, now
     )
-    with connection.cursor() as cursor:
-        cursor.execute(_build_sql(lexical, filters), params)
-        rows = cursor.fetchall()
+    literals = [params.pop(name) for name in _LITERALS]
+    rows = fetch_prepared(_statement(lexical, tuple(filters), *literals), params)
     hits = _scored(bank, rows, lexical, now)
     hits.sort(key=lambda h: (-h.score, h.entry_id))
     hits = hits[:limit]

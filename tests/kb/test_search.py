@@ -145,3 +145,36 @@ def test_the_sessions_trigram_threshold_is_the_searchs():
             "SELECT similarity('a', 'a'), current_setting('pg_trgm.similarity_threshold')"
         )
         assert float(cursor.fetchone()[1]) == TRIGRAM_THRESHOLD
+
+
+def test_the_search_is_one_prepared_statement_per_bank_and_answers_as_unprepared(
+    bank, other_bank, corpus, settings
+):
+    """kb/services/search.py: the search statement is prepared on the server once per bank and
+    shape on a connection (the bank and the arms' LIMITs written into its text, so the partial
+    HNSW indexes apply under a generic plan), reused by later questions, and ranks exactly as
+    the same statement run unprepared (KB_PREPARED_STATEMENTS off)."""
+    from django.db import connection
+
+    import_bank(other_bank, (DATA / "search_corpus.jsonl").read_text())
+    embed_entries(Entry.objects.filter(bank=other_bank))
+    cases = [
+        (bank, "appointment reminders by text message", {"lexical": True}),
+        (bank, "database connection problems", {"lexical": True, "kinds": ["gotcha"]}),
+        (bank, "how does this work", {"lexical": False}),
+        (other_bank, "appointment reminders by text message", {"lexical": True}),
+    ]
+
+    def ranking(result):
+        return [(h.entry_id, h.score, h.relevance, h.matched_by) for h in result.hits]
+
+    prepared = [ranking(search_entries(b, q, limit=10, **o)) for b, q, o in cases * 2]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        searches = [row[0] for row in cursor.fetchall() if "WITH vc AS" in row[0]]
+    assert len(searches) == 4, searches  # one per (bank, shape), reused by the second round
+    assert sum(f"bank_id = {other_bank.pk} " in s for s in searches) == 1
+    assert all("%(" not in s and "$1" in s for s in searches)  # the rest are parameters
+    settings.KB_PREPARED_STATEMENTS = False
+    plain = [ranking(search_entries(b, q, limit=10, **o)) for b, q, o in cases]
+    assert all(plain) and plain == prepared[:4] == prepared[4:]
