@@ -158,8 +158,9 @@ def execute_query(
 
 
 def _entries(ids: list[int]) -> dict[int, Entry]:
-    """The entries an answer shows, with their kinds, in one statement."""
-    return Entry.objects.select_related("kind").in_bulk(ids)
+    """The entries an answer shows, with their kinds, in one statement (by id: without the
+    model's default ordering, which joined the bank to sort by its slug)."""
+    return Entry.objects.select_related("kind").order_by().in_bulk(ids)
 
 
 def _folded(bank, params, hits, stats, query_vector) -> tuple[list, list[int]]:

@@ -299,7 +299,9 @@ def search_entries(bank: Bank, query: str, *, limit: int = 8, **options) -> Sear
     """Flat search: the ranked hits and their entries (two SQL statements)."""
     started = time.perf_counter()
     hits = rank_candidates(bank, query, limit=limit, **options)
-    entries = Entry.objects.select_related("kind", "resolved_by").in_bulk(
-        [h.entry_id for h in hits]
+    entries = (
+        Entry.objects.select_related("kind", "resolved_by")
+        .order_by()
+        .in_bulk([h.entry_id for h in hits])
     )
     return SearchResult(hits, entries, (time.perf_counter() - started) * 1000)
