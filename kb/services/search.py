@@ -153,6 +153,11 @@ def _statement(
     return sql
 
 
+# When its status changed matters only to a done entry's multiplier (lifecycle_multiplier):
+# other rows send NULL, so the ~80 candidates do not each cost a timestamp to decode.
+_CHANGED_AT = f"CASE WHEN e.status = '{EntryStatus.DONE.value}' THEN e.status_changed_at END"
+
+
 def _build_sql(lexical: bool, filters: list[str]) -> str:
     arms = " UNION ".join(_VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context"))
     parts = [f"WITH vc AS ({arms}),"]
@@ -177,7 +182,7 @@ def _build_sql(lexical: bool, filters: list[str]) -> str:
         f"""
 SELECT e.id, {sims}
        lx.ts, lx.trg, (vc.entry_id IS NOT NULL) AS in_vc,
-       k.weight, e.status, e.status_changed_at, e.expires_at
+       k.weight, e.status, {_CHANGED_AT}, e.expires_at
   FROM cand
   JOIN kb_entry e ON e.id = cand.entry_id
   JOIN kb_entrykind k ON k.id = e.kind_id

@@ -84,6 +84,25 @@ def test_retired_entries_are_downranked_not_excluded(bank, corpus):
     assert target.pk not in [h.entry_id for h in hidden.hits]
 
 
+def test_a_done_entry_fades_with_the_age_its_status_changed(bank, corpus):
+    """The statement sends a row's status-change time only for done entries (the one status
+    whose multiplier reads it): a done entry's score still fades with that age."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    case = _lines("search_queries.jsonl")[0]
+    target = corpus[case["expected"]]
+    before = search_entries(bank, case["query"], limit=100)
+    score_before = next(h.score for h in before.hits if h.entry_id == target.pk)
+    for days, multiplier in ((45, 0.4), (400, 0.2)):
+        changed = timezone.now() - dt.timedelta(days=days)
+        Entry.objects.filter(pk=target.pk).update(status="done", status_changed_at=changed)
+        after = search_entries(bank, case["query"], limit=100)
+        hit = next(h for h in after.hits if h.entry_id == target.pk)
+        assert hit.score == pytest.approx(score_before * multiplier, rel=1e-3), days
+
+
 def test_search_never_crosses_banks(bank, other_bank, corpus):
     import_bank(other_bank, (DATA / "search_corpus.jsonl").read_text())
     embed_entries(Entry.objects.filter(bank=other_bank))
