@@ -2,8 +2,10 @@
 count, query embedding (real MiniLM), search, fold, usage and the query log, through the whole
 Django/DRF stack in-process (middleware, authentication, throttling, parsing, JSON rendering;
 APIClient, no socket), fold on. Prints p50/p95 for new questions (embedding computed) and
-repeated ones (embedding cache), the model's cost alone on the same kind of text, and where
-the time goes per SQL statement.
+repeated ones (embedding cache), the model's cost alone on the same kind of text, where
+the time goes per SQL statement, and the CPU each query costs in this process and in its
+database backend (``/proc/<pid>/schedstat``): on a loaded box the wall-clock figures move with
+the load, the CPU figures much less; on a quiet box their sum is about the latency.
 
 The bank (``bench-e2e-<size>``, reused when already loaded, so a rerun takes minutes): ``--size``
 entries whose content vectors are real MiniLM embeddings of Debian package descriptions

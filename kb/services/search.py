@@ -72,8 +72,9 @@ class SearchResult:
 
 # Each large bank has HNSW indexes of its own (partial, ``WHERE bank_id = <bank>``, built by
 # kb.services.vector_index once it holds KB_BANK_VECTOR_INDEX_AT vectors); the statement names
-# the bank as a literal so the planner uses them. A bank without one is scanned exactly (its
-# own rows only, through the bank_id index), which is also the fallback while one is built.
+# the bank as a literal (written into its text, see _statement) so the planner uses them. A
+# bank without one is scanned exactly (its own rows only, through the bank_id index), which is
+# also the fallback while one is built.
 # Rows without a vector in the dimension are dropped *after* the LIMIT: an HNSW index holds no
 # NULLs, so they never come out of it, while a filter inside made the planner expect few rows
 # for a sparsely filled dimension (useful_for, context) and scan the whole bank instead; on an
