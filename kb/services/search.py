@@ -139,7 +139,8 @@ lx AS (
 # three integers written into its text: the bank, so the planner can prove the bank's partial
 # HNSW indexes apply (a parameter cannot: the session plans prepared statements generically),
 # and the arms' LIMITs, so the generic plan knows how few rows they return. Each (bank, shape)
-# is one statement per connection; psycopg keeps the last 100.
+# is one statement per connection (psycopg keeps the last 100; the LIMITs follow pool and limit,
+# so a caller varying them widely re-prepares: what every query cost before).
 _LITERALS = ("bank", "k", "lexical_scan")
 
 
