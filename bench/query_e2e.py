@@ -2,8 +2,10 @@
 count, query embedding (real MiniLM), search, fold, usage and the query log, through the whole
 Django/DRF stack in-process (middleware, authentication, throttling, parsing, JSON rendering;
 APIClient, no socket), fold on. Prints p50/p95 for new questions (embedding computed) and
-repeated ones (embedding cache), the model's cost alone on the same kind of text, and where
-the time goes per SQL statement.
+repeated ones (embedding cache), the model's cost alone on the same kind of text, where
+the time goes per SQL statement, and the CPU each query costs in this process and in its
+database backend (``/proc/<pid>/schedstat``): on a loaded box the wall-clock figures move with
+the load, the CPU figures much less; on a quiet box their sum is about the latency.
 
 The bank (``bench-e2e-<size>``, reused when already loaded, so a rerun takes minutes): ``--size``
 entries whose content vectors are real MiniLM embeddings of Debian package descriptions
@@ -195,9 +197,11 @@ def query_runner(bank):
         seconds, per_statement, statements, sql = [], defaultdict(list), [], []
         for text in batch:
             with CaptureQueriesContext(connection) as ctx:
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), time.process_time()
+                db = backend_cpu()
                 response = client.post(url, {"query": text, "lexical": True}, format="json")
                 seconds.append(time.perf_counter() - started)
+                run.cpu.append((time.process_time() - cpu, backend_cpu() - db))
             assert response.status_code == 200, response.content[:300]
             statements.append(len(ctx.captured_queries))
             sql.append(sum(float(q["time"]) for q in ctx.captured_queries))
@@ -205,7 +209,25 @@ def query_runner(bank):
                 per_statement[label(q["sql"])].append(float(q["time"]))
         return seconds, per_statement, statements, sql
 
+    run.cpu = []  # (this process's CPU s, the database backend's CPU s) per query
     return run
+
+
+def backend_cpu() -> float:
+    """CPU seconds the connection's server process has run (``/proc/<pid>/schedstat``, in ns;
+    0.0 when the server is not on this machine). With this process's CPU it is what a query
+    costs whatever else runs on the box: on a quiet one, about its latency."""
+    from django.db import connection
+
+    pid = getattr(backend_cpu, "pid", None)
+    if pid is None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            pid = backend_cpu.pid = cursor.fetchone()[0]
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except OSError:
+        return 0.0
 
 
 def time_embedding(embedder, text: str, into: list[float]) -> None:
@@ -231,12 +253,15 @@ def alternate(run, runtimes: list[str], texts: dict[str, list[str]], q: int) -> 
         run(texts["warm"][:3])  # model load, connection, first plans
     embedding_service._QUERY_CACHE.clear()
     timings = {r: (embedders[r], [], [], [], defaultdict(list), []) for r in runtimes}
+    run.cpu.clear()
     per_runtime = max(1, q // len(runtimes))
     for i in range(per_runtime * len(runtimes)):
         runtime = runtimes[i % len(runtimes)]
         settings.KB_EMBEDDING_RUNTIME = runtime
         embedder, new_s, embed_s, long_s, per_st, statements = timings[runtime]
         seconds, stmts, counts_, _ = run([texts["questions"][i]])
+        if runtime != runtimes[0]:
+            run.cpu.pop()  # CPU is reported for the first runtime
         new_s += seconds
         statements += counts_
         for key, values in stmts.items():
@@ -290,6 +315,20 @@ def print_report(bank, sizes, report, timings, repeat, load_after) -> None:
         print(f"| {name} | {len(times) / len(new_s):.1f} | {p50:.2f} | {p95:.2f} |")
 
 
+def print_cpu(runtime: str, new: list, repeated: list) -> None:
+    """CPU per query (this process + the database backend): the figure load does not move."""
+    print(
+        f"\n| CPU per query ({runtime}) | this process p50 (ms) | database p50 (ms) | sum p50 / p95 (ms) |"
+    )
+    print("|---|---|---|---|")
+    for name, pairs in (("new question", new), ("repeated question", repeated)):
+        if not pairs:
+            continue
+        app, db = (percentiles([p[i] for p in pairs])[0] for i in (0, 1))
+        p50, p95 = percentiles([a + b for a, b in pairs])
+        print(f"| {name}, {len(pairs)} | {app:.1f} | {db:.1f} | {p50:.1f} / {p95:.1f} |")
+
+
 def main() -> None:
     args = parse_args()
     setup(args)
@@ -313,8 +352,11 @@ def main() -> None:
     timings = alternate(run, runtimes, texts, q)
     load_after = os.getloadavg()
     settings.KB_EMBEDDING_RUNTIME = runtimes[0]
+    cpu_new = list(run.cpu)
+    run.cpu.clear()
     repeat_s, _, _, repeat_sql = run(texts["questions"][: max(1, q // len(runtimes) // 2)])
     print_report(bank, sizes, report, timings, (repeat_s, repeat_sql), load_after)
+    print_cpu(runtimes[0], cpu_new, run.cpu)
     if args.raw:
         _, new_s, embed_s, _, per_statement, _ = timings[runtimes[0]]
         ms = lambda values: [v * 1000 for v in values]  # noqa: E731
@@ -325,6 +367,10 @@ def main() -> None:
             "repeated_sql": ms(repeat_sql),
             "statements": {k: ms(v) for k, v in per_statement.items()},
             "load": list(load_after),
+            "cpu_new": ms([a + b for a, b in cpu_new]),
+            "cpu_new_app": ms([a for a, _ in cpu_new]),
+            "cpu_new_db": ms([b for _, b in cpu_new]),
+            "cpu_repeated": ms([a + b for a, b in run.cpu]),
         }
         Path(args.raw).write_text(json.dumps(raw))
 

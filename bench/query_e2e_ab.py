@@ -34,6 +34,10 @@ ROWS = (
     ("model", "the model alone (one new short text)"),
     ("repeated", "repeated question (vector cached)"),
     ("repeated_sql", "its SQL statements (repeated question)"),
+    ("cpu_new", "CPU per new question (this process + database)"),
+    ("cpu_new_app", "  of which this process (model, Python)"),
+    ("cpu_new_db", "  of which the database backend"),
+    ("cpu_repeated", "CPU per repeated question"),
 )
 
 
@@ -86,7 +90,7 @@ def main() -> None:
             for side in order:
                 raw = one_run(sides[side], args, Path(tmp) / f"{side}-{r}.json")
                 for key, _ in ROWS:
-                    pooled[side][key] += raw[key]
+                    pooled[side][key] += raw.get(key, [])
                 for name, values in raw["statements"].items():
                     statements[side].setdefault(name, []).extend(values)
                 p50, _ = pct(raw["new"])
@@ -104,6 +108,8 @@ def main() -> None:
     )
     print("|---|---|---|---|")
     for key, name in ROWS:
+        if not pooled["before"][key] or not pooled["now"][key]:
+            continue
         b, a = pct(pooled["before"][key]), pct(pooled["now"][key])
         print(f"| {name} | {b[0]:.1f} / {b[1]:.1f} | {a[0]:.1f} / {a[1]:.1f} | {a[0] / b[0]:.2f} |")
     print("\n| statement (new questions), p50 ms | before | now |")

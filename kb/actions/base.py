@@ -180,7 +180,7 @@ class Action:
     @classmethod
     def clean(cls, query: Mapping, body: Any) -> dict:
         """The declared input as one dict: query fields then body fields."""
-        from kb.api.params import unknown_fields, validated
+        from kb.api.params import declared, unknown_fields, validated
 
         data: dict = {}
         if cls.Query is not None:
@@ -192,7 +192,7 @@ class Action:
                 body = {}
             if not isinstance(body, dict):
                 raise KbError("The body must be a JSON object.", code="invalid_body")
-            unknown = unknown_fields(cls.Input(), body)
+            unknown = unknown_fields(declared(cls.Input), body)
             if unknown:
                 raise KbError(
                     f"Unknown fields: {', '.join(unknown)}.",
@@ -220,7 +220,9 @@ class Action:
 def query_dict(query: Mapping, serializer_class) -> dict:
     """The declared query fields of a REST ``QueryDict`` (one value each; a list field takes
     every value) or of a plain dict of typed MCP arguments."""
-    fields = serializer_class().fields
+    from kb.api.params import declared
+
+    fields = declared(serializer_class).fields
     out = {}
     for name, f in fields.items():
         if name not in query:

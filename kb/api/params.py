@@ -134,10 +134,24 @@ def reject_undocumented(view, request, body: dict) -> None:
     )
 
 
+_DECLARED: dict[type, serializers.Serializer] = {}
+
+
+def declared(serializer_class) -> serializers.Serializer:
+    """One unbound instance of ``serializer_class`` per class, for reading its declared fields
+    (names, types, nullability: :func:`unknown_fields`, :func:`strict_types`), never for
+    validating. DRF deep-copies every declared field for each new instance; a request's input
+    check made three of them, this keeps the one that validates."""
+    found = _DECLARED.get(serializer_class)
+    if found is None:
+        found = _DECLARED.setdefault(serializer_class, serializer_class())
+    return found
+
+
 def validated(serializer_class, body: dict) -> dict:
     """``body`` checked by a DRF serializer with strict JSON types, refusing fields the
     serializer does not know."""
-    strict_types(serializer_class(), body)
+    strict_types(declared(serializer_class), body)
     serializer = serializer_class(data=body)
     serializer.is_valid(raise_exception=True)
     reject_unknown(body, serializer.fields)

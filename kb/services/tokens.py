@@ -113,16 +113,14 @@ def authenticate_token_for_bank(
     now = timezone.now()
     token = bank = None
     if bank_slug:
-        link = (
-            AgentToken.banks.through.objects.select_related("agenttoken", "bank")
-            .filter(
-                _live_q(now, "agenttoken__"),
-                agenttoken__token_hash=hash_token(raw),
-                bank__slug=bank_slug,
-            )
-            .first()
-        )
-        if link is not None:
+        # At most one row (token_hash and slug are unique, so is each token-bank pair): no
+        # ORDER BY to build and run, as .first() would add.
+        links = AgentToken.banks.through.objects.select_related("agenttoken", "bank").filter(
+            _live_q(now, "agenttoken__"),
+            agenttoken__token_hash=hash_token(raw),
+            bank__slug=bank_slug,
+        )[:1]
+        for link in links:
             token, bank = link.agenttoken, link.bank
     if token is None:
         token = live_tokens(now).filter(token_hash=hash_token(raw)).first()

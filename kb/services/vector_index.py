@@ -5,8 +5,9 @@ its own rows only, never other banks'. Small banks need none: below
 per-bank B-tree on ``bank_id`` makes cheap), and that scan stays the fallback while an index is
 being built.
 
-The planner picks a bank's partial index because the search statement names the bank as a
-literal (client-side parameter binding), which implies the index predicate.
+The planner picks a bank's partial index because the search statement names the bank as an
+integer written into its text (the statement is otherwise prepared with parameters,
+kb/services/search.py), which implies the index predicate.
 """
 
 from __future__ import annotations

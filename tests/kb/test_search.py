@@ -84,6 +84,25 @@ def test_retired_entries_are_downranked_not_excluded(bank, corpus):
     assert target.pk not in [h.entry_id for h in hidden.hits]
 
 
+def test_a_done_entry_fades_with_the_age_its_status_changed(bank, corpus):
+    """The statement sends a row's status-change time only for done entries (the one status
+    whose multiplier reads it): a done entry's score still fades with that age."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    case = _lines("search_queries.jsonl")[0]
+    target = corpus[case["expected"]]
+    before = search_entries(bank, case["query"], limit=100)
+    score_before = next(h.score for h in before.hits if h.entry_id == target.pk)
+    for days, multiplier in ((45, 0.4), (400, 0.2)):
+        changed = timezone.now() - dt.timedelta(days=days)
+        Entry.objects.filter(pk=target.pk).update(status="done", status_changed_at=changed)
+        after = search_entries(bank, case["query"], limit=100)
+        hit = next(h for h in after.hits if h.entry_id == target.pk)
+        assert hit.score == pytest.approx(score_before * multiplier, rel=1e-3), days
+
+
 def test_search_never_crosses_banks(bank, other_bank, corpus):
     import_bank(other_bank, (DATA / "search_corpus.jsonl").read_text())
     embed_entries(Entry.objects.filter(bank=other_bank))
@@ -145,3 +164,36 @@ def test_the_sessions_trigram_threshold_is_the_searchs():
             "SELECT similarity('a', 'a'), current_setting('pg_trgm.similarity_threshold')"
         )
         assert float(cursor.fetchone()[1]) == TRIGRAM_THRESHOLD
+
+
+def test_the_search_is_one_prepared_statement_per_bank_and_answers_as_unprepared(
+    bank, other_bank, corpus, settings
+):
+    """kb/services/search.py: the search statement is prepared on the server once per bank and
+    shape on a connection (the bank and the arms' LIMITs written into its text, so the partial
+    HNSW indexes apply under a generic plan), reused by later questions, and ranks exactly as
+    the same statement run unprepared (KB_PREPARED_STATEMENTS off)."""
+    from django.db import connection
+
+    import_bank(other_bank, (DATA / "search_corpus.jsonl").read_text())
+    embed_entries(Entry.objects.filter(bank=other_bank))
+    cases = [
+        (bank, "appointment reminders by text message", {"lexical": True}),
+        (bank, "database connection problems", {"lexical": True, "kinds": ["gotcha"]}),
+        (bank, "how does this work", {"lexical": False}),
+        (other_bank, "appointment reminders by text message", {"lexical": True}),
+    ]
+
+    def ranking(result):
+        return [(h.entry_id, h.score, h.relevance, h.matched_by) for h in result.hits]
+
+    prepared = [ranking(search_entries(b, q, limit=10, **o)) for b, q, o in cases * 2]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        searches = [row[0] for row in cursor.fetchall() if "WITH vc AS" in row[0]]
+    assert len(searches) == 4, searches  # one per (bank, shape), reused by the second round
+    assert sum(f"bank_id = {other_bank.pk} " in s for s in searches) == 1
+    assert all("%(" not in s and "$1" in s for s in searches)  # the rest are parameters
+    settings.KB_PREPARED_STATEMENTS = False
+    plain = [ranking(search_entries(b, q, limit=10, **o)) for b, q, o in cases]
+    assert all(plain) and plain == prepared[:4] == prepared[4:]
