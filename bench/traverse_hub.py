@@ -159,14 +159,24 @@ def statements(walk, bank, hub, direction: str, budget: int) -> tuple[int, int, 
     def wrapper(execute, sql, params, many, context):
         started = time.perf_counter()
         result = execute(sql, params, many, context)
+        entry = [(time.perf_counter() - started) * 1000, 0, " ".join(sql.split()[:12])]
+        log.append(entry)
+        # Rows counted as they are read: a statement sent in pipeline mode has no row count
+        # until then (and its time here is only the sending).
         cursor = context["cursor"]
-        rows = cursor.rowcount if cursor.rowcount is not None else -1
-        log.append(((time.perf_counter() - started) * 1000, rows, " ".join(sql.split()[:12])))
+        fetchall = cursor.fetchall
+
+        def counted():
+            rows = fetchall()
+            entry[1] = len(rows)
+            return rows
+
+        cursor.fetchall = counted
         return result
 
     with connection.execute_wrapper(wrapper):
         run_once(walk, bank, hub, direction, budget)
-    return len(log), sum(max(rows, 0) for _, rows, _ in log), log
+    return len(log), sum(rows for _, rows, _ in log), log
 
 
 def stats(samples: list[float]) -> str:

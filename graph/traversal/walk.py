@@ -36,7 +36,7 @@ from django.utils import timezone
 from graph.edges.notes import SEPARATOR, note_ends
 from graph.edges.vocab import relation_ids_for_bank
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
-from graph.traversal.reads import EdgeReads, entry_rows, evidence_of
+from graph.traversal.reads import EdgeReads, evidence_of, pipelined
 from kb.errors import InvalidInput, NotFound
 from kb.inputs import check_known
 from kb.models import Bank, Entry
@@ -126,7 +126,8 @@ class TraversalResult:
     as_of: dt.datetime  # the transaction time asked (now when not given)
     depth: dict[int, int] = field(default_factory=dict)  # entry pk → depth, discovery order
     parents: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # pk → (parent, edge)
-    edges: dict[int, EdgeRow] = field(default_factory=dict)  # the edges of the walk's DAG
+    # the edges of the walk's DAG (rows as read until _finish makes them EdgeRows)
+    edges: dict[int, EdgeRow] = field(default_factory=dict)
     relation_names: dict[int, str] = field(default_factory=dict)
     nodes: dict[int, NodeInfo] = field(default_factory=dict)
     paths: list[tuple[list[int], list[int]]] = field(default_factory=list)  # (entry pks, edge ids)
@@ -427,36 +428,32 @@ _EDGE_ID = operator.itemgetter(0)
 _ENDS = {"out": ((1, 2),), "in": ((2, 1),), "both": ((1, 2), (2, 1))}
 
 
-def _hop(reads: EdgeReads, level, type_ids, direction: str, limit: int) -> list[EdgeRow]:
+def _hop(reads: EdgeReads, level, type_ids, direction: str, limit: int) -> list[tuple]:
     """The allowed edges touching ``level`` in ``direction`` whose far end is of an allowed
     kind: one statement, at most ``limit``, in id order (a deterministic expansion order
-    among the rows read)."""
+    among the rows read). Rows as read (``EdgeRow``'s fields, times in microseconds): they
+    become ``EdgeRow``s in ``_finish``, while PostgreSQL answers the walk's last statement."""
     if limit <= 0 or not level or not type_ids:
         return []
-    at, new = reads.times, tuple.__new__  # (EdgeRow's own __new__ is a Python function)
-    rows = [
-        new(
-            EdgeRow,
-            (
-                i,
-                a,
-                b,
-                t,
-                note,
-                {} if ev == "{}" else evidence_of(ev),
-                at[vf],
-                at[vt],
-                at[rec],
-            ),
-        )
-        for i, a, b, t, note, ev, vf, vt, rec in reads.hop(level, type_ids, direction, limit)
-    ]
+    rows = reads.hop(level, type_ids, direction, limit)
     rows.sort(key=_EDGE_ID)
     return rows
 
 
+def _edge_rows(reads: EdgeReads, rows: Mapping[int, tuple]) -> dict[int, EdgeRow]:
+    """The walk's edges as read (``_hop``) as ``EdgeRow``s, in the same order."""
+    at, new = reads.times, tuple.__new__  # (EdgeRow's own __new__ is a Python function)
+    return {
+        i: new(
+            EdgeRow,
+            (i, a, b, t, note, {} if ev == "{}" else evidence_of(ev), at[vf], at[vt], at[rec]),
+        )
+        for i, a, b, t, note, ev, vf, vt, rec in rows.values()
+    }
+
+
 def _expand(
-    result: TraversalResult, in_level: set[int], expanded: list[EdgeRow], direction: str, depth: int
+    result: TraversalResult, in_level: set[int], expanded: list[tuple], direction: str, depth: int
 ) -> list[int]:
     """Record the nodes ``expanded`` reaches at ``depth`` and their parents; the new level."""
     next_level: list[int] = []
@@ -486,7 +483,7 @@ def _cut_by_budget(
     plan: _Plan,
     d: int,
     levels: tuple[list[int], list[int]],
-    rows: list[EdgeRow],
+    rows: list[tuple],
     kept: int,
 ) -> _Frontier:
     """The budget ran out at hop ``d`` after expanding ``kept`` of the ``rows`` read: the
@@ -502,7 +499,7 @@ def _cut_by_budget(
         [pk for pk in level if pk not in frontier],
         plan.type_ids[d],
         direction,
-        skip_edges=[edge.id for edge in rows[:kept]],
+        skip_edges=[edge[0] for edge in rows[:kept]],
         reached=earlier,
     )
     if d + 1 < plan.depth_cap:
@@ -518,11 +515,11 @@ def _open_by(rows, level: set[int], earlier: set[int], direction: str, any_kind:
     if direction == "both" and not any_kind:
         return set()
     found = set()
-    for row in rows:
-        if direction in ("out", "both") and row.from_id in level and row.to_id not in earlier:
-            found.add(row.from_id)
-        if direction in ("in", "both") and row.to_id in level and row.from_id not in earlier:
-            found.add(row.to_id)
+    for _, from_id, to_id, *_rest in rows:
+        if direction in ("out", "both") and from_id in level and to_id not in earlier:
+            found.add(from_id)
+        if direction in ("in", "both") and to_id in level and from_id not in earlier:
+            found.add(to_id)
     return found
 
 
@@ -533,19 +530,32 @@ def _finish(
     counter: TokenCounter = DEFAULT_COUNTER,
 ) -> None:
     """The reached entries and the frontier (one statement), then paths (up to max_paths) and
-    evidence (up to max_evidence_tokens)."""
-    if frontier is None:
-        rows = entry_rows(result.bank.pk, result.depth)
-    else:
-        asked = frontier.asked, frontier.type_ids, frontier.direction
-        rows, onward = reads.entries_and_open(list(result.depth), *asked)
+    evidence (up to max_evidence_tokens). The statement is sent first and read last: while
+    PostgreSQL reads the entries and probes the frontier, Python makes the edge rows, the
+    paths and the evidence, which need neither."""
+    asked = () if frontier is None else (frontier.asked, frontier.type_ids, frontier.direction)
+    with pipelined():
+        pending = reads.entries_and_open(list(result.depth), *asked)
+        result.edges = _edge_rows(reads, result.edges)
+        paths_cut = _paths(result)
+        evidence_cut = _evidence(result, counter)
+        rows, onward = pending.result()
+    if frontier is not None:
         cut = frontier.known | onward
         if cut:
             result.hit(frontier.limit)
             result.frontier = [pk for pk in result.depth if pk in cut]
+    if paths_cut:  # limits_hit in the order the walk meets them: the frontier's first
+        result.hit("max_paths")
+    if evidence_cut:
+        result.hit("max_evidence_tokens")
     new = tuple.__new__
     found = {row[0]: row for row in rows}
     result.nodes = {pk: new(NodeInfo, found[pk][1:5]) for pk in result.depth}
+
+
+def _paths(result: TraversalResult) -> bool:
+    """Paths to the end nodes, up to max_paths (and how many there are): True if cut."""
     counts = {result.start.pk: 1}
     for pk, links in result.parents.items():  # discovery order: parents come first
         counts[pk] = counts[links[0][0]] if len(links) == 1 else sum(counts[p] for p, _ in links)
@@ -554,9 +564,13 @@ def _finish(
     limit = result.limits.max_paths
     every = itertools.chain.from_iterable(_chains(result, pk) for pk in ends)
     result.paths = list(itertools.islice(every, limit))
-    if result.paths_total > limit:
-        result.hit("max_paths")
-    # Evidence: answer-bearing edges first (in path order), then the rest of the walk's edges.
+    return result.paths_total > limit
+
+
+def _evidence(result: TraversalResult, counter: TokenCounter) -> bool:
+    """Evidence up to max_evidence_tokens: answer-bearing edges first (in path order), then
+    the rest of the walk's edges; past the budget every edge with something to say is
+    withheld. True if the budget cut it."""
     order = list(dict.fromkeys(eid for _, edge_ids in result.paths for eid in edge_ids))
     on_paths = set(order)
     edges = result.edges
@@ -569,12 +583,13 @@ def _finish(
     budget, spent = result.limits.max_evidence_tokens, 0
     for position, cost in enumerate(costs):
         if spent + cost > budget:
-            result.hit("max_evidence_tokens")
             rest = zip(order[position:], costs[position:], strict=True)
             result.withheld = {eid for eid, c in rest if c > 0}
-            break
+            result.evidence_tokens += spent
+            return True
         spent += cost
     result.evidence_tokens += spent
+    return False
 
 
 def _kind_ids(bank: Bank, kinds: Sequence[str] | None) -> list[int] | None:
