@@ -141,6 +141,8 @@ class TraversalResult:
     withheld: set[int] = field(default_factory=set)  # edges whose note/evidence exceeded the budget
     start_given: Any = None
     start_matched: str | None = None
+    # edge_bodies made by the walk while its last statement ran, for the first edges_json
+    _bodies: dict[str, dict] | None = field(default=None, repr=False, compare=False)
 
     def hit(self, limit: str) -> None:
         self.truncated = True
@@ -157,11 +159,20 @@ class TraversalResult:
         return self.nodes[pk].short_id
 
     def edge_json(self, edge: EdgeRow, stamp=iso) -> dict:
+        body = self._edge_body(edge, stamp)
+        body["from"], body["to"] = (
+            self.nodes[edge.from_id].short_id,
+            self.nodes[edge.to_id].short_id,
+        )
+        return body
+
+    def _edge_body(self, edge: EdgeRow, stamp) -> dict:
+        """``edge_json`` but for its ends ("from" and "to" None: entries' short ids)."""
         withheld = edge.id in self.withheld
         from_end, to_end = note_ends(edge.note)  # a system note reads right from each end
         return {
-            "from": self.nodes[edge.from_id].short_id,
-            "to": self.nodes[edge.to_id].short_id,
+            "from": None,
+            "to": None,
             "relation": self.relation_names.get(edge.type_id, "?"),
             "note": None if withheld else from_end,
             "note_in": None if withheld else to_end,
@@ -171,21 +182,23 @@ class TraversalResult:
             "recorded_at": stamp(edge.recorded_at),
         }
 
-    def edges_json(self, stamps: Stamps | None = None) -> dict[str, dict]:
-        """``edge_json`` of every edge of the walk, keyed by id (thousands under a big
-        budget: the common case, a plain note and nothing withheld, is read directly)."""
+    def edge_bodies(self, stamps: Stamps | None = None) -> dict[str, dict]:
+        """``edge_json`` of every edge of the walk, keyed by id, but for the ends ("from" and
+        "to" None), which need the entries: ``_finish`` makes them while PostgreSQL reads
+        those. Thousands under a big budget: the common case, a plain note and nothing
+        withheld, is read directly."""
         stamps = Stamps() if stamps is None else stamps
         out = {}
-        names, nodes, withheld = self.relation_names, self.nodes, self.withheld
+        names, withheld = self.relation_names, self.withheld
         for edge in self.edges.values():
-            eid, from_id, to_id, type_id, note, evidence, valid_from, valid_to, recorded = edge
+            eid, _, _, type_id, note, evidence, valid_from, valid_to, recorded = edge
             note = note or ""
             if eid in withheld or SEPARATOR in note:
-                out[str(eid)] = self.edge_json(edge, stamps.__getitem__)
+                out[str(eid)] = self._edge_body(edge, stamps.__getitem__)
                 continue
             out[str(eid)] = {
-                "from": nodes[from_id][0],
-                "to": nodes[to_id][0],
+                "from": None,
+                "to": None,
                 "relation": names.get(type_id, "?"),
                 "note": note,
                 "note_in": note,
@@ -195,6 +208,17 @@ class TraversalResult:
                 "recorded_at": stamps[recorded],
             }
         return out
+
+    def edges_json(self, stamps: Stamps | None = None) -> dict[str, dict]:
+        """``edge_json`` of every edge of the walk, keyed by id: ``edge_bodies`` (those the
+        walk made, the first time) with their ends."""
+        bodies, self._bodies = self._bodies, None
+        if bodies is None:
+            bodies = self.edge_bodies(stamps)
+        nodes = self.nodes
+        for body, edge in zip(bodies.values(), self.edges.values(), strict=True):
+            body["from"], body["to"] = nodes[edge[1]][0], nodes[edge[2]][0]
+        return bodies
 
     def searched(self) -> dict:
         """What was asked, so an empty answer states its boundary (``004_*`` 12.11)."""
@@ -532,13 +556,14 @@ def _finish(
     """The reached entries and the frontier (one statement), then paths (up to max_paths) and
     evidence (up to max_evidence_tokens). The statement is sent first and read last: while
     PostgreSQL reads the entries and probes the frontier, Python makes the edge rows, the
-    paths and the evidence, which need neither."""
+    paths, the evidence and the answer's edges but for their ends, which need neither."""
     asked = () if frontier is None else (frontier.asked, frontier.type_ids, frontier.direction)
     with pipelined():
         pending = reads.entries_and_open(list(result.depth), *asked)
         result.edges = _edge_rows(reads, result.edges)
         paths_cut = _paths(result)
         evidence_cut = _evidence(result, counter)
+        result._bodies = result.edge_bodies()
         rows, onward = pending.result()
     if frontier is not None:
         cut = frontier.known | onward
@@ -550,8 +575,8 @@ def _finish(
     if evidence_cut:
         result.hit("max_evidence_tokens")
     new = tuple.__new__
-    found = {row[0]: row for row in rows}
-    result.nodes = {pk: new(NodeInfo, found[pk][1:5]) for pk in result.depth}
+    found = {row[0]: new(NodeInfo, row[1:5]) for row in rows}
+    result.nodes = {pk: found[pk] for pk in result.depth}
 
 
 def _paths(result: TraversalResult) -> bool:
