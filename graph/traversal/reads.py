@@ -24,7 +24,8 @@ import contextlib
 import datetime as dt
 import functools
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import NamedTuple
 
 from django.db import connection
 
@@ -132,6 +133,29 @@ def _filter_template(relations: int) -> tuple[str, tuple] | None:
     return sql, tuple(params)
 
 
+class EdgeRow(NamedTuple):
+    """An edge of a walk (:mod:`graph.traversal.walk`)."""
+
+    id: int
+    from_id: int
+    to_id: int
+    type_id: int
+    note: str
+    evidence: dict
+    valid_from: dt.datetime | None
+    valid_to: dt.datetime | None
+    recorded_at: dt.datetime
+
+
+class NodeInfo(NamedTuple):
+    """An entry a walk reached, as its answer shows it."""
+
+    short_id: str
+    title: str
+    kind: str
+    key: str | None
+
+
 class EdgeReads:
     """The statements of one walk over ``bank_id``'s edges believed at ``as_of`` and valid at
     ``valid_at``, reaching only entries of ``kind_ids`` (None: every kind)."""
@@ -147,6 +171,18 @@ class EdgeReads:
         self.kinds = None if kind_ids is None else id_array(kind_ids)
         self._where: dict[tuple[int, ...], tuple[str, list]] = {}
         self.times = Times()
+
+    def edge_rows(self, rows: Mapping[int, tuple]) -> dict[int, EdgeRow]:
+        """``hop`` rows (keyed by edge id) as ``EdgeRow``s, in the same order: evidence as
+        the ORM gives it, times as datetimes (each distinct one made once)."""
+        at, new = self.times, tuple.__new__  # (EdgeRow's own __new__ is a Python function)
+        return {
+            i: new(
+                EdgeRow,
+                (i, a, b, t, note, {} if ev == "{}" else evidence_of(ev), at[vf], at[vt], at[rec]),
+            )
+            for i, a, b, t, note, ev, vf, vt, rec in rows.values()
+        }
 
     def where(self, type_ids: Sequence[int]) -> tuple[str, list]:
         """``edge_filter`` of the walk for ``type_ids`` (made once per relation set)."""

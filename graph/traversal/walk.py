@@ -29,14 +29,14 @@ import json
 import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.utils import timezone
 
 from graph.edges.notes import SEPARATOR, note_ends
 from graph.edges.vocab import relation_ids_for_bank
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
-from graph.traversal.reads import EdgeReads, evidence_of, pipelined
+from graph.traversal.reads import EdgeReads, EdgeRow, NodeInfo, pipelined
 from kb.errors import InvalidInput, NotFound
 from kb.inputs import check_known
 from kb.models import Bank, Entry
@@ -81,25 +81,6 @@ class Limits:
             "max_paths": self.max_paths,
             "max_evidence_tokens": self.max_evidence_tokens,
         }
-
-
-class EdgeRow(NamedTuple):
-    id: int
-    from_id: int
-    to_id: int
-    type_id: int
-    note: str
-    evidence: dict
-    valid_from: dt.datetime | None
-    valid_to: dt.datetime | None
-    recorded_at: dt.datetime
-
-
-class NodeInfo(NamedTuple):
-    short_id: str
-    title: str
-    kind: str
-    key: str | None
 
 
 class Stamps(dict):
@@ -464,18 +445,6 @@ def _hop(reads: EdgeReads, level, type_ids, direction: str, limit: int) -> list[
     return rows
 
 
-def _edge_rows(reads: EdgeReads, rows: Mapping[int, tuple]) -> dict[int, EdgeRow]:
-    """The walk's edges as read (``_hop``) as ``EdgeRow``s, in the same order."""
-    at, new = reads.times, tuple.__new__  # (EdgeRow's own __new__ is a Python function)
-    return {
-        i: new(
-            EdgeRow,
-            (i, a, b, t, note, {} if ev == "{}" else evidence_of(ev), at[vf], at[vt], at[rec]),
-        )
-        for i, a, b, t, note, ev, vf, vt, rec in rows.values()
-    }
-
-
 def _expand(
     result: TraversalResult, in_level: set[int], expanded: list[tuple], direction: str, depth: int
 ) -> list[int]:
@@ -560,7 +529,7 @@ def _finish(
     asked = () if frontier is None else (frontier.asked, frontier.type_ids, frontier.direction)
     with pipelined():
         pending = reads.entries_and_open(list(result.depth), *asked)
-        result.edges = _edge_rows(reads, result.edges)
+        result.edges = reads.edge_rows(result.edges)
         paths_cut = _paths(result)
         evidence_cut = _evidence(result, counter)
         result._bodies = result.edge_bodies()
