@@ -25,7 +25,7 @@ from graph.edges.links import correct_edges
 from graph.retrieval import history
 from graph.traversal import questions, requests
 from graph.traversal import walk as traverse
-from graph.traversal.walk import Limits
+from graph.traversal.walk import Limits, collector_paused
 from kb.actions.base import Action
 from kb.api.errors import ApiError
 from kb.api.openapi import schema_keywords
@@ -169,6 +169,14 @@ class TraverseGraph(CodedAction):
     name = "traverse"
     summary = "Traverse the graph from an entry (typed, budgeted, both clocks)"
     Input = TraverseRequestSerializer
+
+    def run(self):
+        # The walk and its answer under one pause of the cyclic collector: when it resumes,
+        # the walk's own objects are freed and only the answer is left for it to scan (the
+        # walk and as_json pausing apart left it ~10,000 young objects, and promoted them
+        # towards the full collections; see collector_paused).
+        with collector_paused():
+            return super().run()
 
     def execute(self):
         return requests.traversal_request(self.bank, self.data).run(self.bank)

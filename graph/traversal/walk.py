@@ -29,14 +29,14 @@ import json
 import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.utils import timezone
 
 from graph.edges.notes import SEPARATOR, note_ends
 from graph.edges.vocab import relation_ids_for_bank
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
-from graph.traversal.reads import EdgeReads, entry_rows, evidence_of
+from graph.traversal.reads import EdgeReads, EdgeRow, NodeInfo, pipelined
 from kb.errors import InvalidInput, NotFound
 from kb.inputs import check_known
 from kb.models import Bank, Entry
@@ -83,25 +83,6 @@ class Limits:
         }
 
 
-class EdgeRow(NamedTuple):
-    id: int
-    from_id: int
-    to_id: int
-    type_id: int
-    note: str
-    evidence: dict
-    valid_from: dt.datetime | None
-    valid_to: dt.datetime | None
-    recorded_at: dt.datetime
-
-
-class NodeInfo(NamedTuple):
-    short_id: str
-    title: str
-    kind: str
-    key: str | None
-
-
 class Stamps(dict):
     """A time → its ISO 8601 text, each formatted once (the edges of one import share their
     timestamps); None → None."""
@@ -126,7 +107,8 @@ class TraversalResult:
     as_of: dt.datetime  # the transaction time asked (now when not given)
     depth: dict[int, int] = field(default_factory=dict)  # entry pk → depth, discovery order
     parents: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # pk → (parent, edge)
-    edges: dict[int, EdgeRow] = field(default_factory=dict)  # the edges of the walk's DAG
+    # the edges of the walk's DAG (rows as read until _finish makes them EdgeRows)
+    edges: dict[int, EdgeRow] = field(default_factory=dict)
     relation_names: dict[int, str] = field(default_factory=dict)
     nodes: dict[int, NodeInfo] = field(default_factory=dict)
     paths: list[tuple[list[int], list[int]]] = field(default_factory=list)  # (entry pks, edge ids)
@@ -140,6 +122,8 @@ class TraversalResult:
     withheld: set[int] = field(default_factory=set)  # edges whose note/evidence exceeded the budget
     start_given: Any = None
     start_matched: str | None = None
+    # edge_bodies made by the walk while its last statement ran, for the first edges_json
+    _bodies: dict[str, dict] | None = field(default=None, repr=False, compare=False)
 
     def hit(self, limit: str) -> None:
         self.truncated = True
@@ -156,11 +140,20 @@ class TraversalResult:
         return self.nodes[pk].short_id
 
     def edge_json(self, edge: EdgeRow, stamp=iso) -> dict:
+        body = self._edge_body(edge, stamp)
+        body["from"], body["to"] = (
+            self.nodes[edge.from_id].short_id,
+            self.nodes[edge.to_id].short_id,
+        )
+        return body
+
+    def _edge_body(self, edge: EdgeRow, stamp) -> dict:
+        """``edge_json`` but for its ends ("from" and "to" None: entries' short ids)."""
         withheld = edge.id in self.withheld
         from_end, to_end = note_ends(edge.note)  # a system note reads right from each end
         return {
-            "from": self.nodes[edge.from_id].short_id,
-            "to": self.nodes[edge.to_id].short_id,
+            "from": None,
+            "to": None,
             "relation": self.relation_names.get(edge.type_id, "?"),
             "note": None if withheld else from_end,
             "note_in": None if withheld else to_end,
@@ -170,21 +163,23 @@ class TraversalResult:
             "recorded_at": stamp(edge.recorded_at),
         }
 
-    def edges_json(self, stamps: Stamps | None = None) -> dict[str, dict]:
-        """``edge_json`` of every edge of the walk, keyed by id (thousands under a big
-        budget: the common case, a plain note and nothing withheld, is read directly)."""
+    def edge_bodies(self, stamps: Stamps | None = None) -> dict[str, dict]:
+        """``edge_json`` of every edge of the walk, keyed by id, but for the ends ("from" and
+        "to" None), which need the entries: ``_finish`` makes them while PostgreSQL reads
+        those. Thousands under a big budget: the common case, a plain note and nothing
+        withheld, is read directly."""
         stamps = Stamps() if stamps is None else stamps
         out = {}
-        names, nodes, withheld = self.relation_names, self.nodes, self.withheld
+        names, withheld = self.relation_names, self.withheld
         for edge in self.edges.values():
-            eid, from_id, to_id, type_id, note, evidence, valid_from, valid_to, recorded = edge
+            eid, _, _, type_id, note, evidence, valid_from, valid_to, recorded = edge
             note = note or ""
             if eid in withheld or SEPARATOR in note:
-                out[str(eid)] = self.edge_json(edge, stamps.__getitem__)
+                out[str(eid)] = self._edge_body(edge, stamps.__getitem__)
                 continue
             out[str(eid)] = {
-                "from": nodes[from_id][0],
-                "to": nodes[to_id][0],
+                "from": None,
+                "to": None,
                 "relation": names.get(type_id, "?"),
                 "note": note,
                 "note_in": note,
@@ -194,6 +189,17 @@ class TraversalResult:
                 "recorded_at": stamps[recorded],
             }
         return out
+
+    def edges_json(self, stamps: Stamps | None = None) -> dict[str, dict]:
+        """``edge_json`` of every edge of the walk, keyed by id: ``edge_bodies`` (those the
+        walk made, the first time) with their ends."""
+        bodies, self._bodies = self._bodies, None
+        if bodies is None:
+            bodies = self.edge_bodies(stamps)
+        nodes = self.nodes
+        for body, edge in zip(bodies.values(), self.edges.values(), strict=True):
+            body["from"], body["to"] = nodes[edge[1]][0], nodes[edge[2]][0]
+        return bodies
 
     def searched(self) -> dict:
         """What was asked, so an empty answer states its boundary (``004_*`` 12.11)."""
@@ -427,36 +433,20 @@ _EDGE_ID = operator.itemgetter(0)
 _ENDS = {"out": ((1, 2),), "in": ((2, 1),), "both": ((1, 2), (2, 1))}
 
 
-def _hop(reads: EdgeReads, level, type_ids, direction: str, limit: int) -> list[EdgeRow]:
+def _hop(reads: EdgeReads, level, type_ids, direction: str, limit: int) -> list[tuple]:
     """The allowed edges touching ``level`` in ``direction`` whose far end is of an allowed
     kind: one statement, at most ``limit``, in id order (a deterministic expansion order
-    among the rows read)."""
+    among the rows read). Rows as read (``EdgeRow``'s fields, times in microseconds): they
+    become ``EdgeRow``s in ``_finish``, while PostgreSQL answers the walk's last statement."""
     if limit <= 0 or not level or not type_ids:
         return []
-    at, new = reads.times, tuple.__new__  # (EdgeRow's own __new__ is a Python function)
-    rows = [
-        new(
-            EdgeRow,
-            (
-                i,
-                a,
-                b,
-                t,
-                note,
-                {} if ev == "{}" else evidence_of(ev),
-                at[vf],
-                at[vt],
-                at[rec],
-            ),
-        )
-        for i, a, b, t, note, ev, vf, vt, rec in reads.hop(level, type_ids, direction, limit)
-    ]
+    rows = reads.hop(level, type_ids, direction, limit)
     rows.sort(key=_EDGE_ID)
     return rows
 
 
 def _expand(
-    result: TraversalResult, in_level: set[int], expanded: list[EdgeRow], direction: str, depth: int
+    result: TraversalResult, in_level: set[int], expanded: list[tuple], direction: str, depth: int
 ) -> list[int]:
     """Record the nodes ``expanded`` reaches at ``depth`` and their parents; the new level."""
     next_level: list[int] = []
@@ -486,7 +476,7 @@ def _cut_by_budget(
     plan: _Plan,
     d: int,
     levels: tuple[list[int], list[int]],
-    rows: list[EdgeRow],
+    rows: list[tuple],
     kept: int,
 ) -> _Frontier:
     """The budget ran out at hop ``d`` after expanding ``kept`` of the ``rows`` read: the
@@ -502,7 +492,7 @@ def _cut_by_budget(
         [pk for pk in level if pk not in frontier],
         plan.type_ids[d],
         direction,
-        skip_edges=[edge.id for edge in rows[:kept]],
+        skip_edges=[edge[0] for edge in rows[:kept]],
         reached=earlier,
     )
     if d + 1 < plan.depth_cap:
@@ -518,11 +508,11 @@ def _open_by(rows, level: set[int], earlier: set[int], direction: str, any_kind:
     if direction == "both" and not any_kind:
         return set()
     found = set()
-    for row in rows:
-        if direction in ("out", "both") and row.from_id in level and row.to_id not in earlier:
-            found.add(row.from_id)
-        if direction in ("in", "both") and row.to_id in level and row.from_id not in earlier:
-            found.add(row.to_id)
+    for _, from_id, to_id, *_rest in rows:
+        if direction in ("out", "both") and from_id in level and to_id not in earlier:
+            found.add(from_id)
+        if direction in ("in", "both") and to_id in level and from_id not in earlier:
+            found.add(to_id)
     return found
 
 
@@ -533,19 +523,33 @@ def _finish(
     counter: TokenCounter = DEFAULT_COUNTER,
 ) -> None:
     """The reached entries and the frontier (one statement), then paths (up to max_paths) and
-    evidence (up to max_evidence_tokens)."""
-    if frontier is None:
-        rows = entry_rows(result.bank.pk, result.depth)
-    else:
-        asked = frontier.asked, frontier.type_ids, frontier.direction
-        rows, onward = reads.entries_and_open(list(result.depth), *asked)
+    evidence (up to max_evidence_tokens). The statement is sent first and read last: while
+    PostgreSQL reads the entries and probes the frontier, Python makes the edge rows, the
+    paths, the evidence and the answer's edges but for their ends, which need neither."""
+    asked = () if frontier is None else (frontier.asked, frontier.type_ids, frontier.direction)
+    with pipelined():
+        pending = reads.entries_and_open(list(result.depth), *asked)
+        result.edges = reads.edge_rows(result.edges)
+        paths_cut = _paths(result)
+        evidence_cut = _evidence(result, counter)
+        result._bodies = result.edge_bodies()
+        rows, onward = pending.result()
+    if frontier is not None:
         cut = frontier.known | onward
         if cut:
             result.hit(frontier.limit)
             result.frontier = [pk for pk in result.depth if pk in cut]
+    if paths_cut:  # limits_hit in the order the walk meets them: the frontier's first
+        result.hit("max_paths")
+    if evidence_cut:
+        result.hit("max_evidence_tokens")
     new = tuple.__new__
-    found = {row[0]: row for row in rows}
-    result.nodes = {pk: new(NodeInfo, found[pk][1:5]) for pk in result.depth}
+    found = {row[0]: new(NodeInfo, row[1:5]) for row in rows}
+    result.nodes = {pk: found[pk] for pk in result.depth}
+
+
+def _paths(result: TraversalResult) -> bool:
+    """Paths to the end nodes, up to max_paths (and how many there are): True if cut."""
     counts = {result.start.pk: 1}
     for pk, links in result.parents.items():  # discovery order: parents come first
         counts[pk] = counts[links[0][0]] if len(links) == 1 else sum(counts[p] for p, _ in links)
@@ -554,9 +558,13 @@ def _finish(
     limit = result.limits.max_paths
     every = itertools.chain.from_iterable(_chains(result, pk) for pk in ends)
     result.paths = list(itertools.islice(every, limit))
-    if result.paths_total > limit:
-        result.hit("max_paths")
-    # Evidence: answer-bearing edges first (in path order), then the rest of the walk's edges.
+    return result.paths_total > limit
+
+
+def _evidence(result: TraversalResult, counter: TokenCounter) -> bool:
+    """Evidence up to max_evidence_tokens: answer-bearing edges first (in path order), then
+    the rest of the walk's edges; past the budget every edge with something to say is
+    withheld. True if the budget cut it."""
     order = list(dict.fromkeys(eid for _, edge_ids in result.paths for eid in edge_ids))
     on_paths = set(order)
     edges = result.edges
@@ -569,12 +577,13 @@ def _finish(
     budget, spent = result.limits.max_evidence_tokens, 0
     for position, cost in enumerate(costs):
         if spent + cost > budget:
-            result.hit("max_evidence_tokens")
             rest = zip(order[position:], costs[position:], strict=True)
             result.withheld = {eid for eid, c in rest if c > 0}
-            break
+            result.evidence_tokens += spent
+            return True
         spent += cost
     result.evidence_tokens += spent
+    return False
 
 
 def _kind_ids(bank: Bank, kinds: Sequence[str] | None) -> list[int] | None:

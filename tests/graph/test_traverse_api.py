@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from graph.resolution.aliases import add_alias, resolve
+from graph.traversal import requests, walk
 from graph.traversal.walk import DEFAULT_DEPTH
 from kb.models import Entry
 from tests.graph.traverse_support import SIGN_OFF, Graph
@@ -95,6 +98,35 @@ def test_api_traverse_reads_the_vocabulary_once(client_rw, bank, settlement):
     assert response.json()["counts"]["paths"] == 7
     vocabulary = [q for q in ctx.captured_queries if '"graph_edgetype"' in q["sql"]]
     assert len(vocabulary) == 1
+
+
+def test_api_traverse_pauses_the_collector_once_for_the_walk_and_its_answer(
+    client_rw, bank, settlement, monkeypatch
+):
+    """Over REST the walk and its answer run under one pause of the cyclic collector (off
+    when the walk ends and while the answer is made), on again after the request."""
+    seen = []
+    walk_traverse, as_json = walk.traverse, walk.TraversalResult.as_json
+
+    def traverse_spy(*args, **kwargs):
+        result = walk_traverse(*args, **kwargs)
+        seen.append(("walked", gc.isenabled()))
+        return result
+
+    def as_json_spy(result):
+        seen.append(("answer", gc.isenabled()))
+        return as_json(result)
+
+    monkeypatch.setattr(requests, "traverse", traverse_spy)
+    monkeypatch.setattr(walk.TraversalResult, "as_json", as_json_spy)
+    body = {
+        "start": settlement["Settlement connector"].short_id,
+        "steps": [{"relations": list(s.relations), "direction": s.direction} for s in SIGN_OFF],
+    }
+    response = client_rw.post(url("acme", "traverse"), body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["counts"]["paths"] == 7
+    assert seen == [("walked", False), ("answer", False)] and gc.isenabled()
 
 
 def test_api_start_by_key_name_alias_and_relations_mode(client_rw, bank, g):

@@ -301,3 +301,21 @@ def test_the_edge_filter_made_from_stand_ins_is_the_one_the_orm_compiles(bank, r
     edge_reads = reads.EdgeReads(bank.pk, as_of, valid_at, None)
     assert reads._filter_template(relations) is not None  # the fast path is the one taken
     assert edge_reads.where(type_ids) == reads.edge_filter(bank.pk, type_ids, as_of, valid_at)
+
+
+def test_the_pipelined_last_statement_gives_the_answer_a_plain_one_gives(bank, monkeypatch):
+    """The walk's last statement is sent in pipeline mode and read after the edges, paths,
+    evidence and the answer's edges are made: the same answer as with a driver without
+    pipelines (statement read at once), and the same answer from a second ``as_json``."""
+    hub = _hub(bank, 120)
+    limits = Limits(max_depth=3, max_expansions=60, max_paths=30, max_evidence_tokens=10)
+    piped = traverse(bank, hub, Step(("cites",), "both"), limits)
+    first = piped.as_json()
+    assert first == piped.as_json()
+    assert first["limits_hit"][0] == "max_expansions" and len(first["frontier"]) > 1
+    connection.ensure_connection()
+    monkeypatch.setattr(type(connection.connection), "pipeline", None)
+    with CaptureQueriesContext(connection) as ctx:
+        plain = traverse(bank, hub, Step(("cites",), "both"), limits, piped.valid_at, piped.as_of)
+    assert plain.as_json() == first
+    assert len(ctx.captured_queries) == 3
