@@ -432,3 +432,48 @@ def label_subjects(sentence: str, start: int, end: int, mentions: list[Mention])
     if not sentence[agent.end :].lstrip().startswith(":"):
         return []
     return colon_items(sentence, sentence.index(":", agent.end) + 1, mentions)
+
+
+# A capitalised noun phrase kept as a surface form where no name of the bank stands (the local
+# extractor's subjects and objects): name-like words, joined by these, at most this many.
+NAME_JOINERS = {"of", "for", "&", "de", "-"}
+MAX_NAME_WORDS = 6
+NAME_LEADING = {"the", "a", "an", "our", "its", "their", "each", "every", "any", "all", "both"}
+MAX_LEADING_WORDS = 3
+
+
+def _name_like(word: str) -> bool:
+    return word[:1].isupper() or word[:1].isdigit() or (len(word) > 1 and word.isupper())
+
+
+def name_run(text: str, offset: int, *, from_end: bool) -> tuple[int, int] | None:
+    """The run of name-like words at the end (or the start) of ``text``: offsets in the
+    sentence (``offset`` is where ``text`` starts), or None."""
+    words = list(WORD.finditer(text))
+    if from_end:
+        run = []
+        for m in reversed(words):
+            w = m.group()
+            if _name_like(w) or (run and w.lower() in NAME_JOINERS):
+                run.insert(0, m)
+            else:
+                break
+    else:
+        i = 0
+        while i < len(words) and words[i].group().lower() in NAME_LEADING and i < MAX_LEADING_WORDS:
+            i += 1
+        run = []
+        for m in words[i:]:
+            w = m.group()
+            if _name_like(w) or (run and w.lower() in NAME_JOINERS):
+                run.append(m)
+            else:
+                break
+    while run and run[-1].group().lower() in NAME_JOINERS:
+        run.pop()
+    while run and run[0].group().lower() in NAME_JOINERS:
+        run.pop(0)
+    if not run or len(run) > MAX_NAME_WORDS:
+        return None
+    end = run[-1].end()
+    return offset + run[0].start(), offset + end - (1 if text[end - 1] == "." else 0)

@@ -79,10 +79,7 @@ SELF_NOUNS = {
     "service", "step", "process", "team", "policy", "role", "system", "entry", "document",
     "task", "check", "form", "procedure", "tool", "job", "record", "unit", "component",
 }  # fmt: skip
-LEADING = {"the", "a", "an", "our", "its", "their", "each", "every", "any", "all", "both"}
-NAME_JOINERS = {"of", "for", "&", "de", "-"}
 MAX_GAP_WORDS = 3
-MAX_NAME_WORDS = 6
 # "A, B and the C", also with a participle before the name ("needs A and a closed B").
 COORDINATION = re.compile(
     r"^\s*(?:,\s*(?:and|or)?|and|or|as well as)\s+(?:the\s+|a\s+|an\s+)?(?:[a-z]+ed\s+)?$"
@@ -137,10 +134,6 @@ def _words(text: str) -> list[str]:
     return cl.words(text)
 
 
-def _name_like(word: str) -> bool:
-    return word[:1].isupper() or word[:1].isdigit() or (len(word) > 1 and word.isupper())
-
-
 def _clause_start(sentence: str, before: int, mentions: list[Mention]) -> int:
     """Where the clause holding position ``before`` starts: after the last punctuation mark
     or clause word ("which", "and", …) before it that is not part of a name of the bank."""
@@ -162,39 +155,6 @@ def _clean_object_gap(gap: str) -> bool:
     """Words between a phrase and its object: no second noun phrase ("the reason the X") and
     no source ("patience from the X"): the name then belongs to another noun."""
     return _clean_gap(gap) and cl.det_count(gap) <= 1 and "from" not in _words(gap)
-
-
-def _name_run(text: str, offset: int, *, from_end: bool) -> tuple[int, int] | None:
-    """The run of name-like words at the end (or the start) of ``text``: offsets in the
-    sentence (``offset`` is where ``text`` starts), or None."""
-    words = list(WORD.finditer(text))
-    if from_end:
-        run = []
-        for m in reversed(words):
-            w = m.group()
-            if _name_like(w) or (run and w.lower() in NAME_JOINERS):
-                run.insert(0, m)
-            else:
-                break
-    else:
-        i = 0
-        while i < len(words) and words[i].group().lower() in LEADING and i < MAX_GAP_WORDS:
-            i += 1
-        run = []
-        for m in words[i:]:
-            w = m.group()
-            if _name_like(w) or (run and w.lower() in NAME_JOINERS):
-                run.append(m)
-            else:
-                break
-    while run and run[-1].group().lower() in NAME_JOINERS:
-        run.pop()
-    while run and run[0].group().lower() in NAME_JOINERS:
-        run.pop(0)
-    if not run or len(run) > MAX_NAME_WORDS:
-        return None
-    end = run[-1].end()
-    return offset + run[0].start(), offset + end - (1 if text[end - 1] == "." else 0)
 
 
 def _plural_subject(sentence: str, subject: _Subject) -> bool:
@@ -523,7 +483,7 @@ class LocalExtractor:
 
     def _capitalised_subject(self, r: _Reading, phrase: _Phrase, clause: str, clause_start: int):
         s = r.sentence
-        run = _name_run(clause.rstrip(), clause_start, from_end=True)
+        run = cl.name_run(clause.rstrip(), clause_start, from_end=True)
         if run is None:
             return None
         # The first word of a sentence is capitalised anyway: alone, it is not a name.
@@ -562,7 +522,7 @@ class LocalExtractor:
         rest = tail
         cut = CLAUSE_PUNCT.search(rest)
         rest = rest[: cut.start()] if cut else rest
-        run = _name_run(rest, phrase.end, from_end=False)
+        run = cl.name_run(rest, phrase.end, from_end=False)
         if run is None or cl.possessor(s, run[1]) or not cl.ends_noun_phrase(s, run[1]):
             return []  # "the DSM's calls", "the 1962 extension": the name modifies a noun
         if not _clean_object_gap(s[phrase.end : run[0]]):
