@@ -149,7 +149,15 @@ def legacy_modules(rev: str):
     # importing its predecessors of the same revision (their signatures changed with the query
     # action of issue 23 and the hop lines of issue 21).
     replace: dict[str, str] = {}
-    for module in ("answer_types", "relevance", "fold", "answer", "budget", "presenter"):
+    for module in (
+        "entries",
+        "answer_types",
+        "relevance",
+        "fold",
+        "answer",
+        "budget",
+        "presenter",
+    ):
         paths = [f"graph/retrieval/{module}.py", f"graph/services/{module}.py"]
         for path in paths:
             known = subprocess.run(

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from json.encoder import encode_basestring
+from json.encoder import c_make_encoder, encode_basestring
 
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
 
@@ -49,18 +49,41 @@ COMPACT = "compact_pointers"
 
 # One encoder for every rendering (json.dumps builds a new one per call when given options).
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# ``JSONEncoder.encode`` makes a new C encoder (``c_make_encoder``) on every call, a visible
+# share of rendering one pointer or hop line; this one is made once, with the arguments
+# ``_ENCODER.iterencode`` passes it (no circular-reference bookkeeping: a body is a tree).
+_C_ENCODE = (
+    c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", False, False, True)
+    if c_make_encoder is not None
+    else None
+)
 
 
 def render(body: object) -> str:
     """The JSON text an agent receives (the REST renderer's and the MCP server's)."""
-    return _ENCODER.encode(body)
+    if _C_ENCODE is None or type(body) is str:
+        return _ENCODER.encode(body)
+    return "".join(_C_ENCODE(body, 0))
 
 
 def _chars(value: object) -> int:
-    text = encode_basestring(value) if type(value) is str else _ENCODER.encode(value)
+    if type(value) is str:
+        text = encode_basestring(value)
+    elif type(value) is bool:  # the ladder's ``truncated`` (the encoder's whole path otherwise)
+        return 4 if value else 5
+    else:
+        text = render(value)
     if text.isascii():  # a flag of the string, no scan: most texts, and every id and note head
         return len(text)
     return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))  # sent as \u2028
+
+
+def _text_chars(value: str) -> int:
+    """:func:`_chars` of a string (the ladder's texts: no type test)."""
+    text = encode_basestring(value)
+    if text.isascii():
+        return len(text)
+    return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))
 
 
 def char_count(value: object) -> int:
@@ -81,7 +104,8 @@ def cut(text: str, limit: int) -> tuple[str, bool]:
 
 def clip(text: str, limit: int) -> str:
     """``text`` in at most ``limit`` characters, cut at a word where one is near, ending in
-    an ellipsis; "" when ``limit`` leaves no room for a word."""
+    an ellipsis; "" when ``limit`` leaves no room for a word. A cut text is always a head of
+    ``text`` and the ellipsis (:func:`_texts` counts its size change from that)."""
     if len(text) <= limit:
         return text
     if limit < 8:
@@ -95,7 +119,7 @@ def clip(text: str, limit: int) -> str:
 
 def bound_fields(item: dict) -> None:
     """Cap every text field of a result or pointer; cut content sets ``truncated``."""
-    for name, limit in FIELD_LIMITS.items():
+    for name, limit in _FIELD_LIMITS:
         value = item.get(name)
         if isinstance(value, str) and len(value) > limit:  # else cut() keeps it as it is
             item[name], was_cut = cut(value, limit)
@@ -103,7 +127,18 @@ def bound_fields(item: dict) -> None:
                 item["truncated"] = True
     for sub in POINTER_LISTS:
         for pointer in item.get(sub) or ():
-            bound_fields(pointer)
+            if "related" in pointer or "neighbors" in pointer or "links" in pointer:
+                bound_fields(pointer)
+                continue
+            for name, limit in _FIELD_LIMITS:  # a pointer holds no pointers: no recursion
+                value = pointer.get(name)
+                if isinstance(value, str) and len(value) > limit:
+                    pointer[name], was_cut = cut(value, limit)
+                    if was_cut and name == "content":
+                        pointer["truncated"] = True
+
+
+_FIELD_LIMITS = tuple(FIELD_LIMITS.items())
 
 
 # --- the ladder: each rung cuts one result (and its pointers) in place ---------------------
@@ -123,6 +158,8 @@ def _put(holder: dict, key: str, value: object) -> int:
         if type(old) is type(value) and old == value:
             return 0
         holder[key] = value
+        if type(value) is str and type(old) is str:
+            return _text_chars(value) - _text_chars(old)
         return _chars(value) - _chars(old)
     holder[key] = value
     return _key_chars(key) + _chars(value)
@@ -162,20 +199,23 @@ def _content_head(item: dict, excess: int, _report: dict) -> int:
 
 def _texts(holders: list[dict], limits: dict[str, int]) -> int:
     delta = 0
-    for holder in holders:
-        for name, limit in limits.items():
-            value = holder.get(name)
-            if isinstance(value, str) and len(value) > limit:
-                # what _put does, without its checks: the key is there and the text changes
-                holder[name] = short = clip(value, limit)
-                delta += _chars(short) - _chars(value)
+    for name, limit in limits.items():  # each field is cut on its own: any order gives the same
+        long = [(h, v) for h in holders if isinstance(v := h.get(name), str) and len(v) > limit]
+        for holder, value in long:
+            # what _put does, without its checks: the key is there and the text changes
+            holder[name] = short = clip(value, limit)
+            # ``short`` is a head of ``value`` and an ellipsis (or ""); JSON escapes character
+            # by character, so the change is the ellipsis less what was cut: one text rendered
+            delta += 3 - _text_chars(value[len(short) - 1 :]) if short else 2 - _text_chars(value)
     return delta
 
 
 def _pointer_texts(item: dict, _excess: int, _report: dict) -> int:
-    delta = _texts(_pointers(item), {"summary": 160, "title": 160})
-    for pointer in _pointers(item):
-        if pointer.get("summary") and pointer.get("summary") == pointer.get("title"):
+    pointers = _pointers(item)
+    delta = _texts(pointers, {"summary": 160, "title": 160})
+    for pointer in pointers:
+        summary = pointer.get("summary")
+        if summary and summary == pointer.get("title"):
             delta += _put(pointer, "summary", "")  # the title already says it
     return delta
 
@@ -199,8 +239,9 @@ def _terse_result(item: dict, _excess: int, _report: dict) -> int:
 
 
 def _terse_pointers(item: dict, _excess: int, _report: dict) -> int:
-    delta = sum(_put(pointer, "summary", "") for pointer in _pointers(item))
-    return delta + _texts(_pointers(item), {"title": 80})
+    pointers = _pointers(item)
+    delta = sum(_put(pointer, "summary", "") for pointer in pointers)
+    return delta + _texts(pointers, {"title": 80})
 
 
 def _bare_result(item: dict, _excess: int, _report: dict) -> int:

@@ -5,13 +5,16 @@ budget by the ladder of :mod:`graph.retrieval.budget`, counted with the one toke
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import fields
 
 from graph.edges.notes import notes_as_seen
-from graph.retrieval.answer_types import AnswerResult, Link, Pointer, QueryAnswer
+from graph.retrieval.answer_types import AnswerResult, Link, Pointer, QueryAnswer, QueryStats
 from graph.retrieval.budget import bound_fields, char_count, fit_budget_sized, settle_tokens
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
 from kb.presenters import entry_core
+
+# The fold's figures are plain numbers: read field by field (``dataclasses.asdict`` deep-copies).
+_STATS = tuple(f.name for f in fields(QueryStats))
 
 
 def pointer_json(pointer: Pointer) -> dict:
@@ -79,7 +82,7 @@ def present_answer(answer: QueryAnswer, counter: TokenCounter = DEFAULT_COUNTER)
     """The response body: results rendered, then cut to ``answer.budget_tokens`` (API.md
     "Agent-grade additions"); ``stats.tokens`` is the count of the body it sits in."""
     results = [result_json(r, compact=answer.compact) for r in answer.results]
-    stats = asdict(answer.stats)
+    stats = {name: getattr(answer.stats, name) for name in _STATS}
     stats["neighbors"] = 0
     body = {
         "bank": answer.bank,

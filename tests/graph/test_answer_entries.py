@@ -49,3 +49,26 @@ def test_answer_entries_match_the_orm_field_by_field(bank, make_entry):
     assert got[retired.pk].is_expired and got[retired.pk].retired_reason == "replaced"
     assert got[plain.pk].created_at == orm[plain.pk].created_at  # deferred, still readable
     assert answer_entries([]) == {}
+
+
+def test_answer_entries_run_a_connected_init_receiver(bank, make_entry):
+    """With a ``post_init`` receiver connected the instances are made by ``Model.from_db``, so
+    the receiver sees each of them (without one they are made directly, as
+    the test above compares)."""
+    from django.db.models.signals import post_init
+
+    entry = make_entry("Seen by a receiver")
+    seen = []
+
+    def receiver(sender, instance, **kwargs):
+        seen.append(instance.pk)
+
+    post_init.connect(receiver, sender=Entry)
+    try:
+        got = answer_entries([entry.pk])
+    finally:
+        post_init.disconnect(receiver, sender=Entry)
+    assert seen == [entry.pk]
+    assert got[entry.pk].title == "Seen by a receiver" and got[entry.pk].kind.name == "fact"
+    assert got[entry.pk]._state.adding is False and got[entry.pk]._state.db == "default"
+    assert answer_entries([entry.pk])[entry.pk]._state.adding is False
