@@ -97,26 +97,29 @@ def send_prepared(sql: str, params: Mapping[str, object]) -> Sent:
     read: inside :func:`pipelined` the caller works while PostgreSQL runs it."""
     if not settings.KB_PREPARED_STATEMENTS:
         cursor = connection.cursor()
-    else:
-        connection.ensure_connection()
-        raw = connection.connection
-        prepared = _PreparingCursor(raw)
-        cursor = (
-            _PreparedDebugWrapper(prepared, connection)
-            if connection.queries_logged
-            else connection.make_cursor(prepared)
-        )
-    saved = getattr(connection.connection, "prepare_threshold", None)
+        return _executed(cursor, sql, params)
+    connection.ensure_connection()
+    raw = connection.connection
+    prepared = _PreparingCursor(raw)
+    cursor = (
+        _PreparedDebugWrapper(prepared, connection)
+        if connection.queries_logged
+        else connection.make_cursor(prepared)
+    )
+    saved = raw.prepare_threshold
+    raw.prepare_threshold = PREPARE_WHEN_ASKED
     try:
-        if settings.KB_PREPARED_STATEMENTS:
-            connection.connection.prepare_threshold = PREPARE_WHEN_ASKED
+        return _executed(cursor, sql, params)
+    finally:
+        raw.prepare_threshold = saved
+
+
+def _executed(cursor, sql: str, params: Mapping[str, object]) -> Sent:
+    try:
         cursor.execute(sql, params)
     except BaseException:
         cursor.close()
         raise
-    finally:
-        if settings.KB_PREPARED_STATEMENTS:
-            connection.connection.prepare_threshold = saved
     return Sent(cursor)
 
 

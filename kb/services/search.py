@@ -139,7 +139,9 @@ SELECT coalesce(ft.entry_id, tg.entry_id) AS entry_id, ft.ts, tg.trg
 # HNSW indexes apply (a parameter cannot: the session plans prepared statements generically),
 # and the arms' LIMITs, so the generic plan knows how few rows they return. Each (bank, shape)
 # is one statement per connection (psycopg keeps the last 100; the LIMITs follow pool and limit,
-# so a caller varying them widely re-prepares: what every query cost before).
+# so a caller varying them widely re-prepares: what every query cost before). The lexical arm
+# is a statement of its own, prepared the same way, so that it runs while the model does
+# (rank_and_embed); the search statement takes its ids as a parameter.
 
 
 @functools.lru_cache(maxsize=256)
