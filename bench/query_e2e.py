@@ -87,6 +87,8 @@ def label(sql: str) -> str:
     s = " ".join(sql.split())
     if "WITH vc AS" in s:
         return "search (rank_candidates)"
+    if "WITH ft AS" in s:
+        return "search: lexical arm (sent before the model)"
     if "WITH qv AS" in s:
         return "fold: neighbours"
     if "FROM graph_edge ed JOIN graph_edgetype" in s:

@@ -26,7 +26,8 @@ any other statement: for a pooler that cannot keep prepared statements.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 
 import psycopg
@@ -77,23 +78,61 @@ class _PreparedDebugWrapper(CursorDebugWrapper):
 
 def fetch_prepared(sql: str, params: Mapping[str, object]) -> list[tuple]:
     """Every row of ``sql`` run with ``params``, prepared on the server when enabled."""
-    if not settings.KB_PREPARED_STATEMENTS:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
+    return send_prepared(sql, params).rows()
+
+
+class Sent:
+    """A statement executed (inside :func:`pipelined`: sent, not awaited); ``rows`` reads it."""
+
+    def __init__(self, cursor):
+        self.cursor = cursor
+
+    def rows(self) -> list[tuple]:
+        with self.cursor as cursor:
             return cursor.fetchall()
+
+
+def send_prepared(sql: str, params: Mapping[str, object]) -> Sent:
+    """``sql`` executed with ``params`` as :func:`fetch_prepared` runs it, its rows left to
+    read: inside :func:`pipelined` the caller works while PostgreSQL runs it."""
+    if not settings.KB_PREPARED_STATEMENTS:
+        cursor = connection.cursor()
+        return _executed(cursor, sql, params)
     connection.ensure_connection()
     raw = connection.connection
-    cursor = _PreparingCursor(raw)
-    wrapped = (
-        _PreparedDebugWrapper(cursor, connection)
+    prepared = _PreparingCursor(raw)
+    cursor = (
+        _PreparedDebugWrapper(prepared, connection)
         if connection.queries_logged
-        else connection.make_cursor(cursor)
+        else connection.make_cursor(prepared)
     )
     saved = raw.prepare_threshold
     raw.prepare_threshold = PREPARE_WHEN_ASKED
     try:
-        with wrapped:
-            wrapped.execute(sql, params)
-            return wrapped.fetchall()
+        return _executed(cursor, sql, params)
     finally:
         raw.prepare_threshold = saved
+
+
+def _executed(cursor, sql: str, params: Mapping[str, object]) -> Sent:
+    try:
+        cursor.execute(sql, params)
+    except BaseException:
+        cursor.close()
+        raise
+    return Sent(cursor)
+
+
+@contextlib.contextmanager
+def pipelined() -> Iterator[None]:
+    """The connection in pipeline mode for the block: a statement executed in it is sent at
+    once and its rows are awaited only when fetched, so the Python work in between runs
+    beside PostgreSQL's (on another core) instead of after it. Leaving the block waits for
+    whatever is still in flight. A driver without pipelines runs the block as it is."""
+    connection.ensure_connection()
+    pipeline = getattr(connection.connection, "pipeline", None)
+    if pipeline is None:
+        yield
+        return
+    with pipeline():
+        yield

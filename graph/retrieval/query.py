@@ -36,9 +36,9 @@ from graph.retrieval.relevance import NOTE_WEIGHT
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
 from kb.inputs import check_known
 from kb.models import Bank, Entry, EntryStatus
-from kb.services.embedding import QueryVector, embed_query
+from kb.services.embedding import QueryVector
 from kb.services.entries import kinds_for_bank
-from kb.services.search import rank_candidates
+from kb.services.search import rank_and_embed
 from kb.services.usage import USAGE_CTE, relaxed_commit_cte
 
 
@@ -116,11 +116,10 @@ def execute_query(
         check_known("kinds", params.kinds, kinds_for_bank(bank), what="kind(s)")
     floor, high, _ = floors(bank)
     pool_size = max(params.pool, params.limit) if params.fold else params.limit
-    if query_vector is None:
-        query_vector = embed_query(params.query)
-    elif not isinstance(query_vector, QueryVector):
+    if query_vector is not None and not isinstance(query_vector, QueryVector):
         query_vector = QueryVector(query_vector)  # the search and the fold share its text
-    hits = rank_candidates(
+    # The model runs inside the search, beside the lexical arm's statement (rank_and_embed).
+    hits, query_vector = rank_and_embed(
         bank,
         params.query,
         limit=max(pool_size, LEADER_WINDOW),

@@ -20,11 +20,10 @@ scan only to check a bank that the edges already fixed. So:
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from django.db import connection
@@ -299,21 +298,6 @@ class EdgeReads:
             f"({probes[0]}) AS hit"
         )
         return sql, [id_array(sorted(nodes)), *args]
-
-
-@contextlib.contextmanager
-def pipelined() -> Iterator[None]:
-    """The connection in pipeline mode for the block: a statement executed in it is sent at
-    once and its rows are awaited only when fetched, so the Python work in between runs
-    beside PostgreSQL's (on another core) instead of after it. Leaving the block waits for
-    whatever is still in flight. A driver without pipelines runs the block as it is."""
-    connection.ensure_connection()
-    pipeline = getattr(connection.connection, "pipeline", None)
-    if pipeline is None:
-        yield
-        return
-    with pipeline():
-        yield
 
 
 class Pending:

@@ -36,10 +36,11 @@ from django.utils import timezone
 from graph.edges.notes import SEPARATOR, note_ends
 from graph.edges.vocab import relation_ids_for_bank
 from graph.retrieval.tokens import DEFAULT_COUNTER, TokenCounter
-from graph.traversal.reads import EdgeReads, EdgeRow, NodeInfo, pipelined
+from graph.traversal.reads import EdgeReads, EdgeRow, NodeInfo
 from kb.errors import InvalidInput, NotFound
 from kb.inputs import check_known
 from kb.models import Bank, Entry
+from kb.prepared import pipelined
 from kb.presenters import iso
 from kb.services.entries import kinds_for_bank
 

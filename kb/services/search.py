@@ -5,6 +5,7 @@ and the full-text / trigram indexes; every candidate is then scored exactly.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import re
@@ -21,7 +22,7 @@ from kb.models import (
     Entry,
     EntryStatus,
 )
-from kb.prepared import fetch_prepared
+from kb.prepared import fetch_prepared, pipelined, send_prepared
 from kb.services.embedding import embed_query, vector_literal
 
 RETIRED_MULTIPLIER = 0.35
@@ -104,8 +105,8 @@ def compound_parts(query: str, *, closed: bool = False) -> str:
 # the threshold raised from pg_trgm's 0.3 so the index returns few rows to recheck.
 LEXICAL_SCAN = 2000
 TRIGRAM_THRESHOLD = 0.45
-_LEXICAL_ARM = """
-ft AS (
+_LEXICAL_STATEMENT = """
+WITH ft AS (
     SELECT m.id AS entry_id, ts_rank_cd(m.search_tsv, m.q) AS ts
       FROM (SELECT e.id, e.search_tsv, tq.q
               FROM kb_entry e,
@@ -126,11 +127,9 @@ tg AS (
        AND (SELECT count(*) FROM ft) < 10
      ORDER BY trg DESC
      LIMIT %(k)s
-),
-lx AS (
-    SELECT coalesce(ft.entry_id, tg.entry_id) AS entry_id, ft.ts, tg.trg
-      FROM ft FULL JOIN tg ON tg.entry_id = ft.entry_id
-),
+)
+SELECT coalesce(ft.entry_id, tg.entry_id) AS entry_id, ft.ts, tg.trg
+  FROM ft FULL JOIN tg ON tg.entry_id = ft.entry_id
 """
 
 
@@ -140,16 +139,18 @@ lx AS (
 # HNSW indexes apply (a parameter cannot: the session plans prepared statements generically),
 # and the arms' LIMITs, so the generic plan knows how few rows they return. Each (bank, shape)
 # is one statement per connection (psycopg keeps the last 100; the LIMITs follow pool and limit,
-# so a caller varying them widely re-prepares: what every query cost before).
-_LITERALS = ("bank", "k", "lexical_scan")
+# so a caller varying them widely re-prepares: what every query cost before). The lexical arm
+# is a statement of its own, prepared the same way, so that it runs while the model does
+# (rank_and_embed); the search statement takes its ids as a parameter.
 
 
 @functools.lru_cache(maxsize=256)
 def _statement(
     lexical: bool, filters: tuple[str, ...], bank: int, k: int, lexical_scan: int
 ) -> str:
-    """The search statement for one bank and shape, its integers written in."""
-    sql = _build_sql(lexical, list(filters))
+    """The search statement (``lexical``: the lexical arm's) for one bank and shape, its
+    integers written in."""
+    sql = _LEXICAL_STATEMENT if lexical else _build_sql(list(filters))
     for name, value in (("bank", bank), ("k", k), ("lexical_scan", lexical_scan)):
         sql = sql.replace(f"%({name})s", str(int(value)))
     return sql
@@ -160,15 +161,10 @@ def _statement(
 _CHANGED_AT = f"CASE WHEN e.status = '{EntryStatus.DONE.value}' THEN e.status_changed_at END"
 
 
-def _build_sql(lexical: bool, filters: list[str]) -> str:
+def _build_sql(filters: list[str]) -> str:
     arms = " UNION ".join(_VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context"))
     parts = [f"WITH vc AS ({arms}),"]
-    if lexical:
-        parts.append(_LEXICAL_ARM)
-    else:
-        parts.append(
-            "lx AS (SELECT NULL::bigint AS entry_id, 0::float4 AS ts, 0::float4 AS trg WHERE false),"
-        )
+    parts.append("lx AS (SELECT unnest(%(lexical_ids)s::bigint[]) AS entry_id),")
     parts.append("cand AS (SELECT entry_id FROM vc UNION SELECT entry_id FROM lx)")
     sims = (
         ", ".join(
@@ -183,13 +179,12 @@ def _build_sql(lexical: bool, filters: list[str]) -> str:
     parts.append(
         f"""
 SELECT e.id, {sims}
-       lx.ts, lx.trg, (vc.entry_id IS NOT NULL) AS in_vc,
+       (vc.entry_id IS NOT NULL) AS in_vc,
        k.weight, e.status, {_CHANGED_AT}, e.expires_at
   FROM cand
   JOIN kb_entry e ON e.id = cand.entry_id
   JOIN kb_entrykind k ON k.id = e.kind_id
   LEFT JOIN kb_entryembedding emb ON emb.entry_id = e.id
-  LEFT JOIN lx ON lx.entry_id = e.id
   LEFT JOIN (SELECT DISTINCT entry_id FROM vc) vc ON vc.entry_id = e.id
  WHERE {where}
 """
@@ -198,26 +193,16 @@ SELECT e.id, {sims}
 
 
 def _search_params(
-    bank: Bank,
-    query: str,
-    vector: Sequence[float],
     limit: int,
     kinds: Sequence[str] | None,
     systems: Sequence[str] | None,
     include_retired: bool,
     now: dt.datetime,
 ) -> tuple[dict, list[str]]:
-    """The search statement's parameters and its filters."""
+    """The search statement's parameters but the vector and the lexical ids, and its
+    filters."""
     filters: list[str] = []
-    params: dict = {
-        "bank": bank.pk,
-        "vec": vector_literal(vector),
-        "text": query,
-        "text_parts": compound_parts(query),
-        "text_closed": compound_parts(query, closed=True),
-        "lexical_scan": LEXICAL_SCAN,
-        "trigram_threshold": TRIGRAM_THRESHOLD,
-    }
+    params: dict = {"lexical_scan": LEXICAL_SCAN}
     if kinds:
         filters.append("k.name = ANY(%(kinds)s)")
         params["kinds"] = list(kinds)
@@ -233,16 +218,29 @@ def _search_params(
     return params, filters
 
 
-def _scored(bank: Bank, rows: list[tuple], lexical: bool, now: dt.datetime) -> list[ScoredEntry]:
-    """Each candidate row scored: bank-weighted cosine, the lexical arm (normalised by the best
-    full-text rank), kind weight and lifecycle multiplier."""
+def _lexical_params(query: str) -> dict:
+    return {
+        "text": query,
+        "text_parts": compound_parts(query),
+        "text_closed": compound_parts(query, closed=True),
+        "trigram_threshold": TRIGRAM_THRESHOLD,
+    }
+
+
+def _scored(
+    bank: Bank, rows: list[tuple], lexical: dict[int, tuple], now: dt.datetime
+) -> list[ScoredEntry]:
+    """Each candidate row scored: bank-weighted cosine, the lexical arm (``lexical``: its
+    (full-text rank, title similarity) per entry, the rank normalised by the best among the
+    candidates), kind weight and lifecycle multiplier."""
     weights = bank.dimension_weights()
     lexical_weight = bank.setting("lexical_weight", DEFAULT_LEXICAL_WEIGHT)
     scale = bank.setting("kind_weight_scale", DEFAULT_KIND_WEIGHT_SCALE)
-    max_ts = max((row[4] or 0.0 for row in rows), default=0.0) or 1.0
+    unmatched = (None, None)
+    max_ts = max((lexical.get(row[0], unmatched)[0] or 0.0 for row in rows), default=0.0) or 1.0
     dims = (weights["content"], weights["useful_for"], weights["context"])
     hits: list[ScoredEntry] = []
-    for entry_id, *sims, ts, trg, in_vc, weight, status, changed, expires in rows:
+    for entry_id, *sims, in_vc, weight, status, changed, expires in rows:
         num = den = 0.0
         for sim, w in zip(sims, dims, strict=True):
             if sim is not None and w > 0:
@@ -253,7 +251,8 @@ def _scored(bank: Bank, rows: list[tuple], lexical: bool, now: dt.datetime) -> l
         matched_by = []
         if in_vc and vector_score is not None:
             matched_by.append("vector")
-        if lexical and (ts is not None or trg is not None):
+        ts, trg = lexical.get(entry_id, unmatched)
+        if ts is not None or trg is not None:
             lexical_score = max((ts or 0.0) / max_ts, trg or 0.0)
             matched_by.append("lexical")
         relevance = (vector_score or 0.0) + (
@@ -272,7 +271,13 @@ def _scored(bank: Bank, rows: list[tuple], lexical: bool, now: dt.datetime) -> l
     return hits
 
 
-def rank_candidates(
+def rank_candidates(bank: Bank, query: str, *, limit: int, **options) -> list[ScoredEntry]:
+    """The top ``limit`` entries of ``bank`` for ``query``, best first, scored and ranked
+    (:func:`rank_and_embed`'s options)."""
+    return rank_and_embed(bank, query, limit=limit, **options)[0]
+
+
+def rank_and_embed(
     bank: Bank,
     query: str,
     *,
@@ -282,24 +287,34 @@ def rank_candidates(
     systems: Sequence[str] | None = None,
     include_retired: bool = True,
     query_vector: Sequence[float] | None = None,
-) -> list[ScoredEntry]:
-    """The top ``limit`` entries of ``bank`` for ``query``, best first, scored and ranked.
+) -> tuple[list[ScoredEntry], Sequence[float]]:
+    """:func:`rank_candidates`, and the query's vector (``query_vector``, else the model's).
 
-    Reads nothing but the ranking (one SQL statement after the query embedding).
+    Reads nothing but the ranking: the lexical arm's statement, sent before the model runs
+    and read after it (pipeline mode: PostgreSQL matches the words on one core while the
+    model runs on the other), then the search statement, which scores the vector arms'
+    candidates and the lexical arm's together.
     """
     now = timezone.now()
-    vector = query_vector if query_vector is not None else embed_query(query)
-    params, filters = _search_params(
-        bank, query, vector, limit, kinds, systems, include_retired, now
-    )
-    literals = [params.pop(name) for name in _LITERALS]
-    rows = fetch_prepared(_statement(lexical, tuple(filters), *literals), params)
-    hits = _scored(bank, rows, lexical, now)
+    params, filters = _search_params(limit, kinds, systems, include_retired, now)
+    literals = (bank.pk, params.pop("k"), params.pop("lexical_scan"))
+    lexical_rows = []
+    with pipelined() if lexical else contextlib.nullcontext():
+        if lexical:
+            sent = send_prepared(_statement(True, (), *literals), _lexical_params(query))
+        vector = query_vector if query_vector is not None else embed_query(query)
+        if lexical:
+            lexical_rows = sent.rows()
+    scores = {entry_id: (ts, trg) for entry_id, ts, trg in lexical_rows}
+    params["vec"] = vector_literal(vector)
+    params["lexical_ids"] = list(scores)
+    rows = fetch_prepared(_statement(False, tuple(filters), *literals), params)
+    hits = _scored(bank, rows, scores, now)
     hits.sort(key=lambda h: (-h.score, h.entry_id))
     hits = hits[:limit]
     for i, hit in enumerate(hits, start=1):
         hit.rank = i
-    return hits
+    return hits, vector
 
 
 def search_entries(bank: Bank, query: str, *, limit: int = 8, **options) -> SearchResult:

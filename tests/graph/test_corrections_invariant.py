@@ -15,6 +15,7 @@ from graph.models import Edge
 from graph.retrieval import query as query_service
 from graph.retrieval.query import QueryParams, run_query
 from kb.services.search import ScoredEntry
+from tests.graph.ranking_support import ranked_and_embedded
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +60,7 @@ def test_no_corrected_result_answers_high_and_its_corrector_is_always_named(
             ]
             return hits[:limit]
 
-        monkeypatch.setattr(query_service, "rank_candidates", fake_rank)
+        monkeypatch.setattr(query_service, "rank_and_embed", ranked_and_embedded(fake_rank))
         params = QueryParams(
             "ledger replicas",
             limit=rng.randint(1, 8),

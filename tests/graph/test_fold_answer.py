@@ -7,6 +7,7 @@ from graph.retrieval import query as query_service
 from graph.retrieval.budget import MARKER, estimate_tokens
 from graph.retrieval.query import QueryParams, run_query
 from kb.services.search import ScoredEntry
+from tests.graph.ranking_support import ranked_and_embedded
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +24,7 @@ def ranked(monkeypatch, hashing_embedder):
                 hits.append(ScoredEntry(e.pk, 1.0 - i / 100, rel, rel, None, ["vector"], i + 1))
             return hits[:limit]
 
-        monkeypatch.setattr(query_service, "rank_candidates", fake_rank)
+        monkeypatch.setattr(query_service, "rank_and_embed", ranked_and_embedded(fake_rank))
 
     return use
 

@@ -11,6 +11,7 @@ from graph.retrieval.query import QueryParams, run_query
 from kb.models import Entry
 from kb.services.embedding import embed_entries
 from kb.services.search import ScoredEntry
+from tests.graph.ranking_support import ranked_and_embedded
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +42,7 @@ def ranked(monkeypatch, hashing_embedder):
             ]
             return hits[:limit]
 
-        monkeypatch.setattr(query_service, "rank_candidates", fake_rank)
+        monkeypatch.setattr(query_service, "rank_and_embed", ranked_and_embedded(fake_rank))
 
     return use
 

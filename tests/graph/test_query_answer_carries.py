@@ -16,6 +16,7 @@ from graph.retrieval.query_input import QueryRequestSerializer
 from kb.models import Entry
 from kb.services.embedding import embed_entries
 from kb.services.search import ScoredEntry
+from tests.graph.ranking_support import ranked_and_embedded
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,7 @@ def ranked(monkeypatch, hashing_embedder):
                 hits.append(ScoredEntry(e.pk, 1.0 - i / 100, rel, rel, lex, ["vector"], i + 1))
             return hits[:limit]
 
-        monkeypatch.setattr(query_service, "rank_candidates", fake_rank)
+        monkeypatch.setattr(query_service, "rank_and_embed", ranked_and_embedded(fake_rank))
 
     return use
 

@@ -1,7 +1,9 @@
 """POST /query end to end in a pinned number of statements (issue 12 item 4): the token, its
 bank and the rate-limit count, the search, the fold's two statements with the entries the
 answer shows read between them (after the plan says which), and one statement for usage plus
-the query log — whatever the answer holds."""
+the query log — whatever the answer holds. A hybrid query (the default) has one more: the
+lexical arm, sent before the model runs and read after it (kb.services.search.rank_and_embed),
+so PostgreSQL matches the words while the model runs instead of after it."""
 
 import pytest
 from django.db import connection, transaction
@@ -15,6 +17,9 @@ from kb.services.usage import relaxed_commit_cte
 pytestmark = pytest.mark.django_db
 
 QUERY_STATEMENTS = 7
+# The lexical arm is its own statement so that it can run beside the model (pipeline mode); the
+# search statement then scores its ids with the vector arms' (was 7 with the arm inside it).
+HYBRID_QUERY_STATEMENTS = QUERY_STATEMENTS + 1
 
 
 def _labels(captured) -> list[str]:
@@ -27,6 +32,8 @@ def _labels(captured) -> list[str]:
             out.append("rate")
         elif "WITH vc AS" in sql:
             out.append("search")
+        elif "WITH ft AS" in sql:
+            out.append("lexical")
         elif "WITH qv AS" in sql:
             out.append("neighbours")
         elif "FROM graph_edge ed JOIN graph_edgetype" in sql:
@@ -60,22 +67,26 @@ def test_post_query_takes_a_fixed_number_of_statements(linked_bank, token_client
         {"query": "deploy rollout canary"},
         {"query": "canary step", "limit": 3, "neighbors": 5, "budget_tokens": 8000},
         {"query": "rollout", "pool": 40, "limit": 12, "expand": ["nothing"], "compact": True},
+        {"query": "deploy canary", "lexical": False},
     ):
         with CaptureQueriesContext(connection) as ctx:
             response = client.post(url, body, format="json")
         assert response.status_code == 200, response.content
         assert response.json()["results"], (body, response.json())
         labels = _labels(ctx.captured_queries)
+        lexical = body.get("lexical", True)
         assert labels == [
             "token+bank",
             "rate",
+            *(["lexical"] if lexical else []),
             "search",
             "edges",
             "entries",
             "neighbours",
             "usage+log",
         ], labels
-        assert len(ctx.captured_queries) == QUERY_STATEMENTS
+        expected = HYBRID_QUERY_STATEMENTS if lexical else QUERY_STATEMENTS
+        assert len(ctx.captured_queries) == expected
 
 
 def test_one_statement_bumps_usage_of_returned_results_and_logs(linked_bank, token_client):

@@ -197,3 +197,39 @@ def test_the_search_is_one_prepared_statement_per_bank_and_answers_as_unprepared
     settings.KB_PREPARED_STATEMENTS = False
     plain = [ranking(search_entries(b, q, limit=10, **o)) for b, q, o in cases]
     assert all(plain) and plain == prepared[:4] == prepared[4:]
+
+
+def test_the_lexical_arm_runs_beside_the_model_and_ranks_as_run_before_it(
+    bank, corpus, monkeypatch
+):
+    """rank_and_embed sends the lexical arm's statement (prepared, pipeline mode) before the
+    model runs and reads it after: the model is called with the statement already executed,
+    and the ranking is the one a driver without pipelines gives (statement read at once)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from kb.services import search
+
+    real, seen = search.embed_query, []
+
+    def recording(text):
+        seen.append([q["sql"].lstrip()[:10] for q in ctx.captured_queries])
+        return real(text)
+
+    monkeypatch.setattr(search, "embed_query", recording)
+    queries = ["appointment reminders by text message", "Kubernetes ingres certficate"]
+
+    def ranking(query):
+        hits, vector = search.rank_and_embed(bank, query, limit=10, lexical=True)
+        assert len(vector) == 384
+        return [(h.entry_id, h.score, h.lexical_score, h.matched_by) for h in hits]
+
+    with CaptureQueriesContext(connection) as ctx:
+        piped = [ranking(q) for q in queries]
+    assert seen == [["WITH ft AS"], ["WITH ft AS", "WITH vc AS", "WITH ft AS"]]
+    assert any("lexical" in h[3] for h in piped[0])
+    connection.ensure_connection()
+    monkeypatch.setattr(type(connection.connection), "pipeline", None)
+    with CaptureQueriesContext(connection) as ctx:
+        plain = [ranking(q) for q in queries]
+    assert plain == piped
