@@ -176,15 +176,24 @@ def bench_search(cursor, bank, queries: int, rng: np.random.Generator) -> dict:
 
 
 def explain(cursor, bank, rng: np.random.Generator) -> None:
-    """EXPLAIN ANALYZE of the rank_candidates statement (vector and lexical arms) for ``bank``."""
-    from kb.services.search import _build_sql
+    """EXPLAIN ANALYZE of the search's two statements for ``bank``: the lexical arm, then the
+    vector arms with the lexical arm's ids (as ``rank_and_embed`` runs them)."""
+    from kb.services.search import LEXICAL_SCAN, _lexical_params, _statement
 
     vector, text = str(unit_vectors(rng, 1)[0].tolist()), texts(rng, 1, 2, 3)[0]
-    params = {"bank": bank.pk, "vec": vector, "k": 80, "text": text}
-    cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + _build_sql(True, True, []), params)
-    print(f"\nEXPLAIN ANALYZE of rank_candidates(lexical=True), bank {bank.slug}, text {text!r}:")
-    for (line,) in cursor.fetchall():
-        print(re.sub(r"'\[[^\]]*\]'::vector", "'[…]'::vector", line))
+    lexical_sql = _statement(True, (), bank.pk, 80, LEXICAL_SCAN)
+    cursor.execute(lexical_sql, _lexical_params(text))
+    ids = [row[0] for row in cursor.fetchall()]
+    search_sql = _statement(False, (), bank.pk, 80, LEXICAL_SCAN)
+    shapes = (
+        ("lexical arm", lexical_sql, _lexical_params(text)),
+        ("vector arms", search_sql, {"vec": vector, "lexical_ids": ids}),
+    )
+    for name, sql, params in shapes:
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+        print(f"\nEXPLAIN ANALYZE of the search's {name}, bank {bank.slug}, text {text!r}:")
+        for (line,) in cursor.fetchall():
+            print(re.sub(r"'\[[^\]]*\]'::vector", "'[…]'::vector", line))
 
 
 def bench_embedder(rng: np.random.Generator) -> dict:
