@@ -250,8 +250,14 @@ class CpuClock:
 def time_one(module, bank, text, vector, hits, flat_first: bool, clock) -> tuple[dict, dict]:
     """One question through one code version, fold off and on, on a fixed pool: wall time,
     client CPU and server CPU per mode."""
-    saved = module.rank_candidates
-    module.rank_candidates = lambda *a, **k: list(hits)
+    # The ranking is fixed: older versions call rank_candidates, newer ones rank_and_embed
+    # (the ranking and the query's vector, given here).
+    name = "rank_and_embed" if hasattr(module, "rank_and_embed") else "rank_candidates"
+    saved = getattr(module, name)
+    if name == "rank_and_embed":
+        setattr(module, name, lambda *a, **k: (list(hits), k.get("query_vector") or vector))
+    else:
+        setattr(module, name, lambda *a, **k: list(hits))
     timing, stats = {}, {}
     try:
         for mode in (False, True) if flat_first else (True, False):
@@ -266,7 +272,7 @@ def time_one(module, bank, text, vector, hits, flat_first: bool, clock) -> tuple
             if mode:
                 stats = body["stats"]
     finally:
-        module.rank_candidates = saved
+        setattr(module, name, saved)
     return timing, stats
 
 
