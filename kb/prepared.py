@@ -92,12 +92,17 @@ class Sent:
             return cursor.fetchall()
 
 
+def send(sql: str, params) -> Sent:
+    """``sql`` executed on Django's cursor as any statement is (not prepared), its rows left
+    to read: inside :func:`pipelined` the caller works while PostgreSQL runs it."""
+    return _executed(connection.cursor(), sql, params)
+
+
 def send_prepared(sql: str, params: Mapping[str, object]) -> Sent:
     """``sql`` executed with ``params`` as :func:`fetch_prepared` runs it, its rows left to
     read: inside :func:`pipelined` the caller works while PostgreSQL runs it."""
     if not settings.KB_PREPARED_STATEMENTS:
-        cursor = connection.cursor()
-        return _executed(cursor, sql, params)
+        return send(sql, params)
     connection.ensure_connection()
     raw = connection.connection
     prepared = _PreparingCursor(raw)
@@ -114,7 +119,7 @@ def send_prepared(sql: str, params: Mapping[str, object]) -> Sent:
         raw.prepare_threshold = saved
 
 
-def _executed(cursor, sql: str, params: Mapping[str, object]) -> Sent:
+def _executed(cursor, sql: str, params) -> Sent:
     try:
         cursor.execute(sql, params)
     except BaseException:

@@ -31,6 +31,7 @@ from django.db import connection
 from graph.edges.current import valid_q
 from graph.edges.links import believed_q
 from graph.models import Edge
+from kb.prepared import send
 
 EDGE_COLUMNS = (
     "id",
@@ -301,21 +302,16 @@ class EdgeReads:
 
 
 class Pending:
-    """One statement executed at once (inside ``pipelined``: sent, not awaited) and read by
-    ``result``: (its entry rows, the open nodes when it also asked for them)."""
+    """One statement executed at once (``kb.prepared.send``; inside ``pipelined``: sent, not
+    awaited) and read by ``result``: (its entry rows, the open nodes when it also asked for
+    them)."""
 
     def __init__(self, sql: str, params: list, *, probe: bool):
         self.probe = probe
-        self.cursor = connection.cursor()
-        try:
-            self.cursor.execute(sql, params)
-        except BaseException:
-            self.cursor.close()
-            raise
+        self.sent = send(sql, params)
 
     def result(self) -> tuple[list[tuple], set[int]]:
-        with self.cursor as cursor:
-            rows = cursor.fetchall()
+        rows = self.sent.rows()
         if not self.probe:
             return rows, set()
         opened = set(next(row[5] for row in reversed(rows) if row[0] is None) or ())
