@@ -66,24 +66,24 @@ def render(body: object) -> str:
     return "".join(_C_ENCODE(body, 0))
 
 
-def _chars(value: object) -> int:
-    if type(value) is str:
-        text = encode_basestring(value)
-    elif type(value) is bool:  # the ladder's ``truncated`` (the encoder's whole path otherwise)
-        return 4 if value else 5
-    else:
-        text = render(value)
+def _sent_chars(text: str) -> int:
+    """Characters of rendered JSON ``text`` as sent (U+2028/U+2029 go as ``\\u2028``)."""
     if text.isascii():  # a flag of the string, no scan: most texts, and every id and note head
         return len(text)
-    return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))  # sent as \u2028
+    return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))
 
 
 def _text_chars(value: str) -> int:
     """:func:`_chars` of a string (the ladder's texts: no type test)."""
-    text = encode_basestring(value)
-    if text.isascii():
-        return len(text)
-    return len(text) + 5 * (text.count("\u2028") + text.count("\u2029"))
+    return _sent_chars(encode_basestring(value))
+
+
+def _chars(value: object) -> int:
+    if type(value) is str:
+        return _text_chars(value)
+    if type(value) is bool:  # the ladder's ``truncated`` (the encoder's whole path otherwise)
+        return 4 if value else 5
+    return _sent_chars(render(value))
 
 
 def char_count(value: object) -> int:
@@ -119,23 +119,22 @@ def clip(text: str, limit: int) -> str:
 
 def bound_fields(item: dict) -> None:
     """Cap every text field of a result or pointer; cut content sets ``truncated``."""
+    _bound_texts(item)
+    for sub in POINTER_LISTS:
+        for pointer in item.get(sub) or ():
+            if "related" in pointer or "neighbors" in pointer or "links" in pointer:
+                bound_fields(pointer)
+            else:  # a pointer holds no pointers: its texts alone
+                _bound_texts(pointer)
+
+
+def _bound_texts(item: dict) -> None:
     for name, limit in _FIELD_LIMITS:
         value = item.get(name)
         if isinstance(value, str) and len(value) > limit:  # else cut() keeps it as it is
             item[name], was_cut = cut(value, limit)
             if was_cut and name == "content":
                 item["truncated"] = True
-    for sub in POINTER_LISTS:
-        for pointer in item.get(sub) or ():
-            if "related" in pointer or "neighbors" in pointer or "links" in pointer:
-                bound_fields(pointer)
-                continue
-            for name, limit in _FIELD_LIMITS:  # a pointer holds no pointers: no recursion
-                value = pointer.get(name)
-                if isinstance(value, str) and len(value) > limit:
-                    pointer[name], was_cut = cut(value, limit)
-                    if was_cut and name == "content":
-                        pointer["truncated"] = True
 
 
 _FIELD_LIMITS = tuple(FIELD_LIMITS.items())
