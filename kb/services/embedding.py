@@ -131,8 +131,9 @@ class MiniLMEmbedder:
         return self._query_model
 
     def embed_query_text(self, text: str) -> list[float]:
-        """One query's vector: the int8 variant's when opted in (faster, cosine about 0.9998 to
-        the float model's; README "The model runtime"), else ``embed([text])[0]``."""
+        """One query's vector: the int8 variant's when KB_ONNX_QUERY_INT8 is on (faster, cosine
+        about 0.9998 to the float model's; README "The model runtime"), else
+        ``embed([text])[0]``."""
         quantized = self._load_query_model()
         if not quantized:
             return self.embed([text])[0]

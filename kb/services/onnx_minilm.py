@@ -34,8 +34,8 @@ MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of the model
 OPSET = 17
 STAMP_NAME = "minilm.onnx.stamp.json"
 MODEL_NAME = "minilm.onnx"
-# The opt-in int8 variant (KB_ONNX_QUERY_INT8), made from MODEL_NAME at set-up: each of the
-# 18 dense layers outside attention becomes a MatMulNBits node with 8-bit weights quantised per
+# The int8 query variant (KB_ONNX_QUERY_INT8, on by default), made from MODEL_NAME at set-up:
+# each of the 18 dense layers outside attention becomes a MatMulNBits node with 8-bit weights quantised per
 # block of INT8_BLOCK input rows (own scale and zero point), its input quantised to int8 per
 # block of the same length at run time (accuracy level 4: integer dot products). The attention
 # projections stay float. Its vectors are close to the float ones but not equal (cosine 0.9998

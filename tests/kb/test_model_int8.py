@@ -1,5 +1,5 @@
-"""The opt-in int8 variant of the model (KB_ONNX_QUERY_INT8): made from the float export at
-set-up, idempotently; it serves query texts only (stored vectors stay the float model's); off,
+"""The int8 query variant of the model (KB_ONNX_QUERY_INT8, on by default): made from the
+float export at set-up, idempotently; it serves query texts only (stored vectors stay the float model's); off,
 or missing, queries use the float model."""
 
 from __future__ import annotations
