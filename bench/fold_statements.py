@@ -41,11 +41,23 @@ def capture(module, fold_module, bank, pools, hub) -> list[list[tuple]]:
             return _real(sql, params)
 
         fold_module.fetch_prepared = recording
-        module.rank_candidates = lambda *a, _hits=hits, **k: list(_hits)
+        # The ranking is fixed: older versions call rank_candidates, newer ones rank_and_embed
+        # (the ranking and the query's vector; patching rank_candidates alone left those
+        # searching again, without the hub at rank 1).
+        name = "rank_and_embed" if hasattr(module, "rank_and_embed") else "rank_candidates"
+
+        def fixed(*_a, _h=hits, _v=vector, _name=name, **k):
+            if _name == "rank_and_embed":
+                return list(_h), k.get("query_vector") or _v
+            return list(_h)
+
+        saved = getattr(module, name)
+        setattr(module, name, fixed)
         try:
             module.run_query(bank, module.QueryParams(text), record=False, query_vector=vector)
         finally:
             fold_module.fetch_prepared = real
+            setattr(module, name, saved)
         captured.append(got)
     return captured
 

@@ -237,3 +237,67 @@ def test_fold_replay_reports_neighbour_slot_pressure(bank, make_entry, linked, r
     assert summary["queries"] == 1
     assert summary["results_with_neighbor_slot_pressure_pct"] == 50.0
     assert summary["queries_with_neighbor_slot_pressure_pct"] == 100.0
+
+
+def test_note_relevance_is_the_full_text_rank_matched_or_not(bank, make_entry, linked):
+    """The note match skips the rank for a note none of the query's words match (``@@``
+    first): every note's figure is still ``ts_rank_cd``'s own, 0 where nothing matches,
+    in both fold statements."""
+    from graph.retrieval.fold import edges_among, neighbors_of
+    from graph.retrieval.relevance import note_terms
+
+    query = "rotate the ledger signing key"
+    a, b = make_entry("Ledger key"), make_entry("Signing runbook")
+    notes = {
+        "Rotate the ledger key before the signing window.": True,
+        "Signing happens on the ledger host.": True,
+        "Background about the cafeteria menu.": False,
+        "The printer toner order.": False,
+    }
+    outside = []
+    for i, note in enumerate(notes):
+        other = make_entry(f"Linked entry {i}")
+        linked(a, other, "see_also", note=note)
+        linked(other, b, "see_also", note=note)
+        outside.append(other)
+    linked(a, b, "clarifies", note="Rotate the signing key of the ledger first.")
+    linked(b, a, "cites", note="Cafeteria rota.")
+
+    def ranks() -> dict[str, float]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT note, ts_rank_cd(note_tsv, to_tsquery('english', %s), 32) "
+                "FROM graph_edge WHERE bank_id = %s",
+                [note_terms(query), bank.pk],
+            )
+            return {note: float(rank) for note, rank in cursor.fetchall()}
+
+    expected = ranks()
+    assert sorted(n for n, r in expected.items() if r > 0) == sorted(
+        [n for n, matched in notes.items() if matched]
+        + ["Rotate the signing key of the ledger first."]
+    )
+    assert sum(1 for r in expected.values() if r == 0) == 3  # unmatched: exactly 0
+    graph = edges_among(bank, [a.pk, b.pk], query)
+    assert len(graph.edges) == 2
+    for edge in graph.edges:
+        assert edge.note_relevance == pytest.approx(expected[edge.note], abs=1e-6)
+    from graph.retrieval.relevance import NOTE_RELEVANCE_SQL
+
+    sql = (
+        "SELECT ed.note, "
+        + NOTE_RELEVANCE_SQL.format(
+            note="ed.note", tsv="ed.note_tsv", tsquery="to_tsquery('english', %(note_terms)s)"
+        )
+        + " FROM graph_edge ed WHERE ed.bank_id = %(bank)s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"note_terms": note_terms(query), "bank": bank.pk})
+        got = {note: float(rank) for note, rank in cursor.fetchall()}
+    assert got == pytest.approx(expected, abs=1e-6)
+    # no vectors here: a neighbour's relevance is NOTE_WEIGHT times its note's rank
+    chosen = neighbors_of(bank, [a.pk], [a.pk, b.pk], 4, query=query).neighbors
+    assert len(chosen) == 4
+    for n in chosen:
+        assert n.relevance == pytest.approx(0.5 * expected[n.note], abs=1e-6)
+    assert [notes[n.note] for n in chosen] == [True, True, False, False]
