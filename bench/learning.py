@@ -6,7 +6,8 @@ Ways of writing, request by request in turn so the box's load falls on all alike
 - ``one pass``: today's view. The guard's text and the entry's three search texts are embedded
   in one forward pass; the guard, the duplicate check, the entry's stored vectors and the
   write feedback read it (``kb.services.write_pass.one_forward_pass``). The pass runs in a
-  thread while the entry and its connections are written.
+  thread while the entry and its connections are written, in three stages (one model call
+  each: the content text, the guard's, the other two), each read as soon as it lands.
 - ``in turn`` (``--modes``): the same pass computed before the write goes on (the model and the
   statements take turns, as before the overlap).
 - ``before, eager`` / ``before, broker`` (``--modes``): the same request with the pass switched

@@ -43,17 +43,8 @@ def record_rows(
         return 0
     if change not in ("+", "~", "-"):
         raise ValueError(f"Unknown history change {change!r}.")
-    hist = model.history.model
-    columns = tracked_columns(model)
-    quoted = ", ".join(connection.ops.quote_name(c) for c in columns)
+    sql = _insert_history_sql(model)
     stamp = audit.history_stamp(reason)
-    sql = (
-        f"INSERT INTO {connection.ops.quote_name(hist._meta.db_table)} "
-        f"({quoted}, history_date, history_type, history_change_reason, operation_id, "
-        f"history_actor) "
-        f"SELECT {quoted}, %s, %s, %s, %s, %s FROM {connection.ops.quote_name(model._meta.db_table)} "
-        f"WHERE id = ANY(%s) ORDER BY id"
-    )
     with connection.cursor() as cur:
         cur.execute(
             sql,
@@ -70,6 +61,21 @@ def record_rows(
     # Set-wise writes bypass save(): the unit of work learns of them here.
     note_rows(model, ids, change, using=connection.alias)
     return written
+
+
+@functools.cache
+def _insert_history_sql(model) -> str:
+    """:func:`record_rows`' statement for ``model``: its historical model, the columns and the
+    text are looked up once per model class, not per write."""
+    q = connection.ops.quote_name
+    quoted = ", ".join(q(c) for c in tracked_columns(model))
+    return (
+        f"INSERT INTO {q(model.history.model._meta.db_table)} "
+        f"({quoted}, history_date, history_type, history_change_reason, operation_id, "
+        f"history_actor) "
+        f"SELECT {quoted}, %s, %s, %s, %s, %s FROM {q(model._meta.db_table)} "
+        f"WHERE id = ANY(%s) ORDER BY id"
+    )
 
 
 # Field types whose Python value psycopg writes as is (no database preparation needed).

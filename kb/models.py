@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import secrets
 
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 from pgvector.django import VectorField
+from simple_history.manager import HistoryManager
 from simple_history.models import HistoricalRecords
 
 from kb.entry_limits import HARD_LIMITS, ITEM_CHARS
@@ -127,6 +129,19 @@ def new_job_id() -> str:
     return secrets.token_hex(8)
 
 
+class HistoryManagerOnce(HistoryManager):
+    """simple-history's ``Model.history`` builds a manager class from its queryset class on
+    every access (``Manager.from_queryset``, an ``inspect.getmembers`` of the queryset: about
+    1 ms), and every ``save()`` of an audited row reads it to write the historical row. This
+    manager builds that class once per queryset class; each access still gets its own
+    manager instance."""
+
+    @classmethod
+    @functools.cache
+    def from_queryset(cls, queryset_class, class_name=None):
+        return super().from_queryset(queryset_class, class_name)
+
+
 class AuditedHistory(models.Model):
     """Extra columns on every historical row: the operation and actor that wrote it."""
 
@@ -205,6 +220,7 @@ class Entry(BankOwned):
 
     history = HistoricalRecords(
         bases=[AuditedHistory],
+        history_manager=HistoryManagerOnce,
         excluded_fields=["usage_count", "last_used_at"],
         cascade_delete_history=False,
     )

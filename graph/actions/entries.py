@@ -112,11 +112,13 @@ class CreateEntry(WithGraph, Action):
         body = dict(self.data)
         allow_duplicate = read_allow_duplicate(body)
         data = clean_entry_data(self.bank, body)
-        # One model call for the whole write, in the background: the guard, the duplicate
-        # check, the entry's vectors and the feedback's similar entries all read this pass,
+        # One forward pass for the whole write, in the background and in stages (the content
+        # text, the guard's, the other two search texts: one model call each): the guard, the
+        # duplicate check, the entry's vectors and the feedback's similar entries all read it,
         # and one statement finds the entries nearest to the new text for both the duplicate
         # check and the feedback. The entry and its connections are written while the model
-        # runs; the checks that read its vectors run before anything is kept.
+        # runs; the checks that read its vectors run before anything is kept, each once its
+        # stage is there: the nearest entries while the model computes the guard's text.
         check_learning(data, classifier=False)  # the guard's rules need no vector, nor the model
         with one_forward_pass(write_texts(data), background=True):
             nearest: list = []
@@ -125,8 +127,9 @@ class CreateEntry(WithGraph, Action):
             def vet() -> list:
                 nonlocal vetted
                 vetted = True
-                check_learning(data, rules=False)
+                # A read: the guard, judged after it, still answers before a duplicate.
                 nearest.extend(nearest_entries(self.bank, duplicate_text(data), limit=NEAREST_READ))
+                check_learning(data, rules=False)
                 return nearest
 
             try:

@@ -14,7 +14,7 @@ from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from graph.edges.current import edge_is_current
-from kb.models import AuditedHistory, Bank, BankOwned, Entry
+from kb.models import AuditedHistory, Bank, BankOwned, Entry, HistoryManagerOnce
 
 
 class FoldRole(models.TextChoices):
@@ -131,7 +131,11 @@ class Edge(BankOwned):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaced_by"
     )
 
-    history = HistoricalRecords(bases=[AuditedHistory], cascade_delete_history=False)
+    history = HistoricalRecords(
+        bases=[AuditedHistory],
+        history_manager=HistoryManagerOnce,
+        cascade_delete_history=False,
+    )
 
     class Meta:
         ordering = ["id"]
@@ -209,7 +213,11 @@ class Alias(BankOwned):
     actor = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
 
-    history = HistoricalRecords(bases=[AuditedHistory], cascade_delete_history=False)
+    history = HistoricalRecords(
+        bases=[AuditedHistory],
+        history_manager=HistoryManagerOnce,
+        cascade_delete_history=False,
+    )
 
     class Meta:
         verbose_name_plural = "aliases"

@@ -388,10 +388,12 @@ def create_entry(
     return entry
 
 
-def write_texts(data: dict[str, Any]) -> list[str]:
-    """Every text a learning's write needs a vector of: what the guard classifies, and the
-    entry's search dimensions (the content one is also what the duplicate check and the write
-    feedback compare). The view embeds them in one forward pass (``one_forward_pass``)."""
+def write_texts(data: dict[str, Any]) -> list[list[str]]:
+    """Every text a learning's write needs a vector of, in the stages the view embeds them
+    (``one_forward_pass``, one model call each, in the order the write reads them): the
+    entry's content text first (the duplicate check's nearest entries wait for it, and the
+    write feedback reads the same rows), then what the guard's classifier judges, then the
+    entry's other two search dimensions (its vectors' ``INSERT``, just before the commit)."""
     from kb.services.embedding import dimension_texts
     from kb.services.guard import embedded_text
 
@@ -403,7 +405,8 @@ def write_texts(data: dict[str, Any]) -> list[str]:
         systems=data.get("systems") or [],
         tasks=data.get("tasks") or [],
     )
-    return [embedded_text(data), *dimension_texts(probe).values()]
+    texts = dimension_texts(probe)
+    return [[texts["content"]], [embedded_text(data)], [texts["useful_for"], texts["context"]]]
 
 
 def _embed_new_entry(entry: Entry) -> None:

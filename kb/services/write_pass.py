@@ -7,6 +7,11 @@ In the background (``one_forward_pass(texts, background=True)``) the model runs 
 its own while the write does its database work; the first step that reads a vector waits for
 the pass. The model releases the interpreter while it computes, so a learning's statements and
 its model pass overlap instead of taking turns.
+
+A pass may run in stages (``one_forward_pass([[a], [b, c], [d]], background=True)``): one model
+call per stage, in order, on the one thread; a reader waits only for the stage that holds its
+text. A learning embeds its content text first, so the nearest-entries statement (the duplicate
+check, the feedback) runs while the model computes the rest (issue 24, fifth round).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
@@ -28,24 +33,53 @@ logger = logging.getLogger(__name__)
 Memo = dict[tuple[str, str], "QueryVector"]
 
 
-class _Pass:
-    """The vectors of one write's forward pass: at hand, or being computed by a thread."""
+class _Stage:
+    """One model call of a pass: its texts' vectors, at hand or being computed by a thread."""
 
-    __slots__ = ("_future", "_memo")
+    __slots__ = ("_future", "_memo", "texts")
 
-    def __init__(self, memo: Memo | None = None, future: Future | None = None):
-        self._memo, self._future = memo, future
+    def __init__(self, texts: frozenset[str], memo: Memo | None = None, future=None):
+        self.texts, self._memo, self._future = texts, memo, future
 
-    def vectors(self) -> Memo:
-        """The pass's vectors (waits for the thread when it has not finished)."""
+    def vectors(self, timeout: float | None = None) -> Memo:
+        """The stage's vectors (waits for the thread when it has not finished)."""
         if self._memo is None:
-            self._memo = self._future.result()
+            self._memo = self._future.result(timeout=timeout)
         return self._memo
 
+
+class _Pass:
+    """The vectors of one write's forward pass, in stages: a reader waits for the stage that
+    holds its text, not for the whole pass."""
+
+    __slots__ = ("_embedder", "_stages")
+
+    def __init__(self, embedder_name: str, stages: list[_Stage]):
+        self._embedder, self._stages = embedder_name, stages
+
+    def _holding(self, embedder_name: str, text: str) -> _Stage | None:
+        if embedder_name != self._embedder:
+            return None
+        return next((stage for stage in self._stages if text in stage.texts), None)
+
+    def vector(self, embedder_name: str, text: str) -> QueryVector | None:
+        """``text``'s vector (None when it is not in the pass or its stage failed), once the
+        stage that holds it has run."""
+        stage = self._holding(embedder_name, text)
+        return stage.vectors().get((embedder_name, text)) if stage is not None else None
+
+    def vectors(self, timeout: float | None = None) -> Memo:
+        """Every stage's vectors (waits for the whole pass)."""
+        memo: Memo = {}
+        for stage in self._stages:
+            memo.update(stage.vectors(timeout))
+        return memo
+
     def abandon(self) -> None:
-        """The write ended: a pass that has not started is not run."""
-        if self._future is not None:
-            self._future.cancel()
+        """The write ended: a stage that has not started is not run."""
+        for stage in self._stages:
+            if stage._future is not None:
+                stage._future.cancel()
 
 
 _WRITE_PASS: ContextVar[_Pass | None] = ContextVar("kb_write_pass", default=None)
@@ -90,19 +124,40 @@ def _compute(embedder: Embedder, wanted: list[str]) -> Memo:
 
 @contextmanager
 def one_forward_pass(
-    texts: Iterable[str], embedder: Embedder | None = None, *, background: bool = False
+    texts: Iterable[str | Sequence[str]],
+    embedder: Embedder | None = None,
+    *,
+    background: bool = False,
 ) -> Iterator[_Pass]:
     """Embed ``texts`` in one model call; inside the block their vectors are reused by
     ``embed_query``, ``embed_entries`` and the guard. ``background``: the call runs in a thread
-    while the block goes on, and the first reader of a vector waits for it."""
+    while the block goes on, and the first reader of a vector waits for it.
+
+    ``texts`` may also be given in stages (each item a sequence of texts, in the order the
+    write reads them): one model call per stage, in that order, and a reader waits only for
+    the stage holding its text, so the write's first statement that needs a vector starts
+    while the model computes the next stage's. A text of an earlier stage is not embedded
+    again."""
     from kb.services.embedding import get_embedder
 
     embedder = embedder or get_embedder()
-    wanted = list(dict.fromkeys(t for t in texts if t and t.strip()))
-    if background and wanted:
-        memo = _Pass(future=_pool().submit(_compute, embedder, wanted))
+    items = list(texts)
+    if all(isinstance(item, str) for item in items):
+        groups = [items]  # a flat list of texts: one stage
     else:
-        memo = _Pass(memo=_compute(embedder, wanted))
+        groups = [[item] if isinstance(item, str) else list(item) for item in items]
+    stages: list[list[str]] = []
+    seen: set[str] = set()
+    for group in groups:
+        wanted = [t for t in dict.fromkeys(group) if t and t.strip() and t not in seen]
+        seen.update(wanted)
+        if wanted:
+            stages.append(wanted)
+    if background:
+        made = [_Stage(frozenset(w), future=_pool().submit(_compute, embedder, w)) for w in stages]
+    else:
+        made = [_Stage(frozenset(w), memo=_compute(embedder, w)) for w in stages]
+    memo = _Pass(embedder.name, made)
     token = _WRITE_PASS.set(memo)
     try:
         yield memo
@@ -112,18 +167,19 @@ def one_forward_pass(
 
 
 def remembered_vector(embedder_name: str, text: str) -> QueryVector | None:
-    """``text``'s vector from the current write's forward pass, if it was in it."""
+    """``text``'s vector from the current write's forward pass, if it was in it (waits only
+    for the stage that holds it)."""
     memo = _WRITE_PASS.get()
-    return memo.vectors().get((embedder_name, text)) if memo is not None else None
+    return memo.vector(embedder_name, text) if memo is not None else None
 
 
 def in_forward_pass(embedder_name: str, texts: Iterable[str]) -> bool:
-    """True inside :func:`one_forward_pass` when every non-blank text of ``texts`` is in it."""
+    """True inside :func:`one_forward_pass` when every non-blank text of ``texts`` is in it
+    (waits for the stages that hold them)."""
     memo = _WRITE_PASS.get()
     if memo is None:
         return False
-    vectors = memo.vectors()
-    return all((embedder_name, t) in vectors for t in texts if t.strip())
+    return all(memo.vector(embedder_name, t) is not None for t in texts if t.strip())
 
 
 def embed_remembering(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:

@@ -224,8 +224,52 @@ def test_a_forked_process_computes_its_own_background_passes():
         code = 1
         try:
             with one_forward_pass(["child"], _Counting(), background=True) as memo:
-                code = 0 if memo._future.result(timeout=10) else 1
+                code = 0 if memo.vectors(timeout=10) else 1
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_staged_pass_answers_each_stage_before_the_next_is_computed():
+    """In stages, a reader waits only for the stage that holds its text: the model call of a
+    later stage is still held back while an earlier stage's vectors are read."""
+    import threading
+
+    from kb.services.write_pass import in_forward_pass, one_forward_pass, remembered_vector
+
+    release = threading.Event()
+
+    class Held(_Counting):
+        def embed(self, texts):
+            if "later" in texts:
+                assert release.wait(10)  # the later stage waits for the test's say-so
+            return super().embed(texts)
+
+    embedder = Held()
+    stages = [["first"], ["later", "first", " "], ["last"]]
+    with one_forward_pass(stages, embedder, background=True) as memo:
+        assert remembered_vector("counting", "first") == [5.0, 1.0]  # the later one is held
+        assert in_forward_pass("counting", ["first"])
+        assert embedder.calls == [["first"]]
+        assert remembered_vector("other", "first") is None  # another embedder's: not waited for
+        release.set()
+        assert remembered_vector("counting", "last") == [4.0, 1.0]
+        assert in_forward_pass("counting", ["first", "later", "last"])
+        assert not in_forward_pass("counting", ["first", "not in it"])
+        assert set(memo.vectors()) == {("counting", t) for t in ("first", "later", "last")}
+    # One call per stage, in order; a text of an earlier stage is not embedded again.
+    assert embedder.calls == [["first"], ["later"], ["last"]]
+
+
+def test_a_failing_stage_leaves_its_texts_to_embed_alone():
+    from kb.services.write_pass import one_forward_pass, remembered_vector
+
+    class FailsLater(_Counting):
+        def embed(self, texts):
+            self.fail = texts == ["broken"]
+            return super().embed(texts)
+
+    with one_forward_pass([["fine"], ["broken"]], FailsLater(), background=True):
+        assert remembered_vector("counting", "fine") == [4.0, 1.0]
+        assert remembered_vector("counting", "broken") is None

@@ -1,5 +1,7 @@
-"""One learning, one model call: the guard, the duplicate check, the entry's three vectors and
-the write feedback all read one forward pass (``kb.services.embedding.one_forward_pass``)."""
+"""One learning, one forward pass: the guard, the duplicate check, the entry's three vectors and
+the write feedback all read it (``kb.services.embedding.one_forward_pass``). It runs in three
+stages, one model call each, in the order the write reads them (issue 24, fifth round): the
+content text, the guard's text, the other two search texts; no text is embedded twice."""
 
 from __future__ import annotations
 
@@ -81,27 +83,32 @@ def learning(targets) -> dict:
     }
 
 
-def test_a_learning_with_three_connections_runs_the_model_once(
+def test_a_learning_with_three_connections_runs_the_model_once_in_three_stages(
     client_rw, three_targets, model_calls, verdicts, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
         made = client_rw.post(ENTRIES, learning(three_targets), format="json")
     assert made.status_code == 201, made.content
-    assert len(model_calls) == 1, [len(c) for c in model_calls]
-    assert len(model_calls[0]) == 4  # the guard's text and the three search dimensions
-    assert verdicts and all(v.with_embedding for v in verdicts)  # the guard used the model
+    body = learning(three_targets)
     entry = Entry.objects.get(short_id=made.json()["id"])
+    texts = dimension_texts(entry)
+    # The content text (the nearest entries wait for it), the guard's, the other two.
+    assert model_calls == [
+        [texts["content"]],
+        [guard.embedded_text(body)],
+        [texts["useful_for"], texts["context"]],
+    ], [len(c) for c in model_calls]
+    assert verdicts and all(v.with_embedding for v in verdicts)  # the guard used the model
     assert Edge.objects.filter(from_entry=entry).count() == 3
     stored = EntryEmbedding.objects.get(entry=entry)
     assert stored.model == get_embedder().name
-    texts = dimension_texts(entry)
     expected = get_embedder().embed([texts[d] for d in DIMENSIONS])  # each vector is its own
     for dim, vector in zip(DIMENSIONS, expected, strict=True):
         got = np.asarray(getattr(stored, dim))
         assert float(got @ np.asarray(vector)) >= 0.9999, dim
 
 
-def test_a_refused_duplicate_runs_the_model_once(
+def test_a_refused_duplicate_runs_only_the_pass(
     client_rw, three_targets, model_calls, django_capture_on_commit_callbacks
 ):
     body = learning(three_targets)
@@ -111,7 +118,10 @@ def test_a_refused_duplicate_runs_the_model_once(
         refused = client_rw.post(ENTRIES, body, format="json")
     assert refused.status_code == 409, refused.content
     assert refused.json()["error"]["code"] == "duplicate_entry"
-    assert len(model_calls) == 1
+    assert len(model_calls) <= 3  # the pass's stages, nothing else (one not yet run is not)
+    assert model_calls[0] == [dimension_texts(three_targets[0])["content"]]
+    embedded = [text for call in model_calls for text in call]
+    assert len(embedded) == len(set(embedded))  # no text twice
     assert not Entry.objects.filter(title=body["title"]).exclude(pk=three_targets[0].pk).exists()
 
 

@@ -173,3 +173,42 @@ def test_beat_job_schedules_every_live_process(process, flow, monkeypatch):
     assert tasks.regenerate_gap_report(process.process.pk, "schedule").startswith("report ")
     assert GapReport.objects.get(process=process.process).trigger == "schedule"
     assert tasks.regenerate_gap_report(process.a.pk) == "process gone"
+
+
+def test_the_subscribers_one_statement_answers_as_its_two_reads(process, flow):
+    """``processes_touched_by`` (one prepared statement, what the post-commit subscriber runs)
+    finds what ``affected_processes(entries | flow_edge_ends(edges))`` finds, edge by edge."""
+    from graph.models import Edge
+
+    f = process
+    contract = f.artifact("Contract", member=False, external=True)
+    f.link(f.a, contract, "requires")
+    loose = [f.entry("Loose fact", "fact"), f.entry("Another fact", "fact")]
+    f.link(loose[0], loose[1], "see_also")
+    other = flow("Other process")
+    x = other.step("X", start=True, terminal=True)
+    retired = flow("Retired process")
+    retired.step("Y", start=True, terminal=True)
+    retired.process.status = "retired"
+    retired.process.save()
+    gone = f.link(loose[1], f.process, "part_of")
+    gone_id = gone.pk
+    gone.delete()  # only its history rows remain
+    edges = sorted(Edge.objects.values_list("pk", flat=True)) + [gone_id]
+    entries = [f.a.pk, f.b.pk, contract.pk, x.pk, retired.process.pk, *(e.pk for e in loose)]
+
+    def two_reads(entry_ids, edge_ids):
+        ids = set(entry_ids) | scheduling.flow_edge_ends(edge_ids)
+        return scheduling.affected_processes(ids) if ids else []
+
+    cases = [([pk], []) for pk in entries] + [([], [pk]) for pk in edges]
+    cases += [(entries, []), ([], edges), (entries, edges), ([loose[0].pk], [gone_id])]
+    found = 0
+    for entry_ids, edge_ids in cases:
+        one = scheduling.processes_touched_by(entry_ids, edge_ids)
+        assert one == two_reads(entry_ids, edge_ids), (entry_ids, edge_ids)
+        found += bool(one)
+    assert found > len(cases) // 2  # most cases reach a process: the comparison is not empty
+    assert scheduling.processes_touched_by([loose[0].pk], []) == []
+    assert scheduling.processes_touched_by([], [gone_id]) == [(f.process.pk, f.bank.pk)]
+    assert (retired.process.pk, f.bank.pk) not in scheduling.processes_touched_by(entries, edges)

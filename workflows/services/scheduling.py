@@ -37,10 +37,69 @@ def stale_after() -> dt.timedelta:
 def bank_changed(sender, event, **kwargs) -> None:
     """``kb.events.bank_changed`` subscriber: the entries a committed write changed, and the
     ends of the edges it changed that carry a workflow role or membership, schedule the
-    processes they belong to."""
-    touched = set(event.ids(Entry)) | flow_edge_ends(event.ids(Edge))
-    if touched:
-        schedule_for_entries(touched)
+    processes they belong to (one prepared statement: :data:`PROCESSES_TOUCHED`)."""
+    entry_ids, edge_ids = event.ids(Entry), event.ids(Edge)
+    if entry_ids or edge_ids:
+        for process_pk, bank_pk in processes_touched_by(entry_ids, edge_ids):
+            request_regeneration(bank_pk, process_pk)
+
+
+# What :func:`flow_edge_ends` then :func:`affected_processes` read, in one statement: the
+# entries the write changed and the ends of its edges that carry a workflow role or membership
+# (from the edges' history rows, so a deleted or re-pointed edge still counts), then every live
+# process they are, belong to, or feed (membership edges of any time). Each arm filters the
+# edges on an indexed end (UNIONs, not an OR of subqueries, which loses those indexes).
+PROCESSES_TOUCHED = """
+WITH touched AS (
+    SELECT unnest(%(entries)s::bigint[]) AS id
+    UNION
+    SELECT unnest(ARRAY[h.from_entry_id, h.to_entry_id])
+    FROM graph_historicaledge h JOIN graph_edgetype t ON t.id = h.type_id
+    WHERE h.id = ANY(%(edges)s::bigint[])
+      AND (t.workflow_role > '' OR t.name = %(membership)s)
+), members AS (
+    SELECT id FROM touched
+    UNION
+    SELECT f.from_entry_id FROM graph_edge f JOIN graph_edgetype ft ON ft.id = f.type_id
+    WHERE f.to_entry_id IN (SELECT id FROM touched) AND ft.workflow_role <> ''
+), candidates AS (
+    SELECT id FROM touched
+    UNION
+    SELECT m.to_entry_id FROM graph_edge m JOIN graph_edgetype mt ON mt.id = m.type_id
+    WHERE mt.name = %(membership)s AND m.from_entry_id IN (SELECT id FROM members)
+)
+SELECT p.id, p.bank_id
+FROM kb_entry p
+JOIN kb_entrykind k ON k.id = p.kind_id
+JOIN kb_bank b ON b.id = p.bank_id
+WHERE p.id IN (SELECT id FROM candidates)
+  AND k.name = %(process)s
+  AND p.status <> ALL(%(inactive)s::text[])
+ORDER BY b.slug, p.title
+"""
+
+
+def processes_touched_by(
+    entry_ids: Iterable[int], edge_ids: Iterable[int]
+) -> list[tuple[int, int]]:
+    """(process pk, bank pk) of every live process the entries, or the workflow ends of the
+    edges, belong to or feed: ``affected_processes(ids | flow_edge_ends(edges))`` in one
+    prepared statement."""
+    from kb.prepared import fetch_prepared
+
+    return [
+        (pk, bank_pk)
+        for pk, bank_pk in fetch_prepared(
+            PROCESSES_TOUCHED,
+            {
+                "entries": sorted(entry_ids),
+                "edges": sorted(edge_ids),
+                "membership": MEMBERSHIP_RELATION,
+                "process": PROCESS_KIND,
+                "inactive": [str(status.value) for status in INACTIVE_STATUSES],
+            },
+        )
+    ]
 
 
 def flow_edge_ends(edge_ids: Iterable[int]) -> set[int]:
