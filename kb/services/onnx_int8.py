@@ -34,7 +34,7 @@ FLOAT_CHANNELS = {384: HEAD_SIZE, 1536: 2 * HEAD_SIZE}
 INT8_RECIPE = (
     "DynamicQuantizeMatMul int8 per column, outlier input channels float "
     f"({FLOAT_CHANNELS[384]} of 384, {FLOAT_CHANNELS[1536]} of 1536) reordered first, "
-    "dense layers only"
+    "dense layers and QKV projections (MultiHeadAttention, no mask)"
 )
 # Texts shorter than this (word pieces, [CLS]/[SEP] included) are embedded by the float model:
 # the fewest pieces were the furthest from it.
@@ -61,7 +61,8 @@ CALIBRATION = [
 
 
 def quantize_split(source: Path, target: Path) -> None:
-    """``source`` (the float export) with its 18 dense MatMuls split as ``INT8_RECIPE`` says."""
+    """``source`` (the float export) with its 18 dense MatMuls and 6 QKV projections split as
+    ``INT8_RECIPE`` says."""
     import numpy as np
     import onnx
     from onnx import numpy_helper
@@ -85,6 +86,8 @@ def quantize_split(source: Path, target: Path) -> None:
         _order_heads(layer, arrays, ranges)
         widths[layer["attn_out"].name] = FLOAT_CHANNELS[384]
     replaced = {n.name: _split(n, arrays, widths[n.name]) for n in graph.node if n.name in widths}
+    for layer in layers:
+        replaced[layer["attn"].name] = _attention(layer["attn"], arrays, FLOAT_CHANNELS[384])
     nodes = [x for n in graph.node for x in replaced.get(n.name, [n])]
     nodes += _unpermute_output(graph, arrays, np.argsort(hidden))
     del graph.node[:]
@@ -216,9 +219,10 @@ def _order_heads(layer, arrays, ranges) -> None:
     _take(arrays, layer["attn_out"].input[1], within, axis=0)
 
 
-def _split(node, arrays, width: int) -> list:
-    """Nodes computing ``node`` (x @ w): x's first ``width`` channels times their rows of w in
-    float, plus the rest through DynamicQuantizeMatMul (int8, a scale per column)."""
+def _split(node, arrays, width: int, y: str = "") -> list:
+    """Nodes computing ``node``'s x @ w into ``y`` (its output): x's first ``width`` channels
+    times their rows of w in float, plus the rest through DynamicQuantizeMatMul (int8, a scale
+    per column)."""
     import numpy as np
     from onnx import helper
 
@@ -227,7 +231,7 @@ def _split(node, arrays, width: int) -> list:
     scale = np.abs(rest).max(axis=0) / 127.0
     scale[scale == 0] = 1.0
     base = node.name.strip("/").replace("/", "_")
-    x, y = node.input[0], node.output[0]
+    x, y = node.input[0], y or node.output[0]
     arrays[f"{base}_int8_w"] = np.clip(np.rint(rest / scale), -127, 127).astype(np.int8)
     arrays[f"{base}_int8_scale"] = scale.astype(np.float32)
     quantised = [f"{base}_xq", f"{base}_int8_w", f"{base}_int8_scale"]
@@ -240,6 +244,29 @@ def _split(node, arrays, width: int) -> list:
             "DynamicQuantizeMatMul", quantised, [f"{base}_yq"], domain="com.microsoft"
         ),
         helper.make_node("Add", [f"{base}_yf", f"{base}_yq"], [y], name=node.name),
+    ]
+
+
+def _attention(node, arrays, width: int) -> list:
+    """An Attention node's QKV projection split like a dense layer (``_split``), then
+    MultiHeadAttention on its Q, K and V with the projection's bias. No mask: the int8 graph
+    runs one text at a time, never padded."""
+    import numpy as np
+    from onnx import helper
+
+    base = node.name
+    arrays[f"{base}_qkv_sizes"] = np.array([HEADS * HEAD_SIZE] * 3, dtype=np.int64)
+    qkv = [f"{base}_q", f"{base}_k", f"{base}_v"]
+    return _split(node, arrays, width, f"{base}_qkv") + [
+        helper.make_node("Split", [f"{base}_qkv", f"{base}_qkv_sizes"], qkv, axis=-1),
+        helper.make_node(
+            "MultiHeadAttention",
+            [*qkv, node.input[2]],
+            list(node.output),
+            name=f"{base}_heads",
+            domain="com.microsoft",
+            num_heads=HEADS,
+        ),
     ]
 
 

@@ -123,17 +123,19 @@ def _int8_model(folder):
     return load_onnx_minilm(folder, threads=1, batch_size=8, int8=True)
 
 
-def test_every_dense_matmul_is_split_into_a_float_and_an_int8_part(int8_dir):
+def test_every_projection_is_split_into_a_float_and_an_int8_part(int8_dir):
     import onnx
     from onnx import numpy_helper
 
     graph = onnx.load(str(int8_dir / INT8_MODEL_NAME)).graph
     weights = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     ops = [n.op_type for n in graph.node]
-    assert ops.count("DynamicQuantizeMatMul") == ops.count("Split") == 18
-    assert "MatMulNBits" not in ops
+    # 18 dense layers and 6 QKV projections; Q, K and V cut apart for MultiHeadAttention
+    assert ops.count("DynamicQuantizeMatMul") == 24 and ops.count("Split") == 30
+    assert ops.count("MultiHeadAttention") == 6
+    assert "Attention" not in ops and "MatMulNBits" not in ops
     floats = sorted(weights[n.input[1]].shape for n in graph.node if n.op_type == "MatMul")
-    assert floats == [(32, 384)] * 6 + [(32, 1536)] * 6 + [(64, 384)] * 6
+    assert floats == [(32, 384)] * 6 + [(32, 1152)] * 6 + [(32, 1536)] * 6 + [(64, 384)] * 6
     assert FLOAT_CHANNELS == {384: 32, 1536: 64}
     for node in (n for n in graph.node if n.op_type == "DynamicQuantizeMatMul"):
         w, scale = weights[node.input[1]], weights[node.input[2]]
