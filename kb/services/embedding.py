@@ -135,7 +135,7 @@ class MiniLMEmbedder:
 
     def embed_query_text(self, text: str) -> list[float]:
         """One query's vector: the int8 variant's when KB_ONNX_QUERY_INT8 is on (faster, cosine
-        0.9993 or more to the float model's, texts under 6 word pieces embedded by the float
+        0.9991 or more to the float model's, texts under 6 word pieces embedded by the float
         model; README "The model runtime"), else
         ``embed([text])[0]``."""
         quantized = self._load_query_model()

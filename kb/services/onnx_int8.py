@@ -1,7 +1,8 @@
 """The int8 query variant of the exported MiniLM (``KB_ONNX_QUERY_INT8``): outlier input
 channels float, the rest int8.
 
-Each dense MatMul of the encoder (x times a constant K-by-N weight) is split along K: the input
+Each dense MatMul of the encoder and each QKV projection (x times a constant K-by-N weight;
+the fused Attention node becomes that product and MultiHeadAttention) is split along K: the input
 channels with the largest activations (their peak over ``CALIBRATION``, a few generic texts,
 times the largest magnitude in their weight row) stay a float MatMul, the rest go through ONNX
 Runtime's ``DynamicQuantizeMatMul`` (int8 weights with one scale per output column, the input

@@ -37,11 +37,12 @@ OPSET = 17
 STAMP_NAME = "minilm.onnx.stamp.json"
 MODEL_NAME = "minilm.onnx"
 # The int8 query variant (KB_ONNX_QUERY_INT8, on by default), made from MODEL_NAME at set-up by
-# kb/services/onnx_int8.py (INT8_RECIPE): each of the 18 dense layers split along its inputs,
-# the outlier channels float, the rest DynamicQuantizeMatMul (int8 weights per column, the
-# input quantised per tensor at run time); texts of fewer than MIN_INT8_PIECES word pieces go
-# to the float model. Its vectors are close to the float ones but not equal (cosine 0.9993 at
-# worst: README "The model runtime"), so it serves only query texts, never the stored vectors.
+# kb/services/onnx_int8.py (INT8_RECIPE): each of the 18 dense layers and 6 QKV projections
+# split along its inputs, the outlier channels float, the rest DynamicQuantizeMatMul (int8
+# weights per column, the input quantised per tensor at run time); it runs one text at a time
+# and texts of fewer than MIN_INT8_PIECES word pieces go to the float model. Its vectors are
+# close to the float ones but not equal (cosine 0.9991 at worst: README "The model runtime"),
+# so it serves only query texts, never the stored vectors.
 INT8_MODEL_NAME = "minilm.int8.onnx"
 INT8_STAMP_NAME = "minilm.int8.onnx.stamp.json"
 # The encoder is exported with plain ("eager") attention, whose pattern ONNX Runtime's
