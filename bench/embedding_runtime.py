@@ -14,7 +14,11 @@ Texts are Debian package descriptions from this machine's apt lists (bench/bank_
 questions their first 12 words. Rounds alternate between runtimes so load from other processes
 hits both alike; the load average is printed next to every number.
 
-    .venv/bin/python bench/embedding_runtime.py [--queries 100] [--bulk 1200] [--int8]
+    .venv/bin/python bench/embedding_runtime.py [--queries 100] [--bulk 1200] [--int8] \
+        [--graph old-int8=PATH]
+
+The int8 variant (and any ``--graph``) runs one text per call, as queries do; its texts under
+6 word pieces go to the float model (``MIN_INT8_PIECES``).
 """
 
 from __future__ import annotations
@@ -63,6 +67,14 @@ def parse_args() -> argparse.Namespace:
         "cosine to the float model's vectors (made in KB_ONNX_MODEL_DIR when missing).",
     )
     parser.add_argument(
+        "--graph",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="Another ONNX graph of the model timed with --int8 on the questions (one text a "
+        "run), with its cosine to the float model: e.g. the previous int8 recipe's file.",
+    )
+    parser.add_argument(
         "--entries",
         action="store_true",
         help="Bulk texts as the embedding job sees them: every third a paragraph, not a line.",
@@ -98,7 +110,7 @@ def query_rounds(encoders: dict, questions: list[str], threads: int) -> None:
     base = statistics.median(runs["torch"])
     for name, values in runs.items():
         print(
-            f"  {name:<5} threads {threads}: p50 {statistics.median(values):6.2f}  "
+            f"  {name:<9} threads {threads}: p50 {statistics.median(values):6.2f}  "
             f"p95 {pct(values, 0.95):6.2f}  ({base / statistics.median(values):.2f}x torch; "
             f"{load()})"
         )
@@ -143,6 +155,7 @@ def main() -> None:
     import torch
 
     from kb.services.onnx_minilm import (
+        OnnxMiniLM,
         default_model_dir,
         export_model,
         load_onnx_minilm,
@@ -164,22 +177,28 @@ def main() -> None:
     torch_encode = torch_encoder()
     onnx = {t: load_onnx_minilm(threads=t, batch_size=32) for t in {*query_threads, bulk_threads}}
     print(f"{cores} cores; {len(bulk)} bulk texts, {len(questions)} questions; {load()}")
-    int8 = {}
+    int8, others = {}, {}
     if args.int8:
         quantize_model(default_model_dir())
         int8 = {t: load_onnx_minilm(threads=t, batch_size=32, int8=True) for t in query_threads}
+        for spec in args.graph:
+            name, _, path = spec.partition("=")
+            others[name] = {
+                t: OnnxMiniLM(Path(path), threads=t, batch_size=1) for t in query_threads
+            }
     print("\n1. Query embedding (one new 12-word question per call), ms")
     for threads in query_threads:
         encoders = {"onnx": onnx[threads].encode, "torch": torch_encode}
         if int8:
             encoders["int8"] = int8[threads].encode
+            encoders.update({name: models[threads].encode for name, models in others.items()})
         query_rounds(encoders, questions, threads)
-    if int8:
-        texts = questions + bulk
-        cos = (int8[query_threads[0]].encode(texts) * onnx[query_threads[0]].encode(texts)).sum(1)
+    texts = questions + bulk
+    for name, models in {"int8": int8, **others}.items() if int8 else ():
+        cos = (models[query_threads[0]].encode(texts) * onnx[query_threads[0]].encode(texts)).sum(1)
         print(
-            f"  int8 against the float model over {len(texts)} texts: cosine min {cos.min():.4f}"
-            f", 1st percentile {np.percentile(cos, 1):.4f}, mean {cos.mean():.4f}"
+            f"  {name} against the float model over {len(texts)} texts: cosine min "
+            f"{cos.min():.5f}, 1st percentile {np.percentile(cos, 1):.5f}, mean {cos.mean():.5f}"
         )
     print(f"\n2. Bulk embedding, texts/s ({bulk_threads} threads)")
     torch.set_num_threads(bulk_threads)

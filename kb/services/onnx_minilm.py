@@ -28,24 +28,23 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from kb.services.onnx_int8 import INT8_RECIPE, MIN_INT8_PIECES, quantize_split
+
 logger = logging.getLogger(__name__)
 
 MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of the model
 OPSET = 17
 STAMP_NAME = "minilm.onnx.stamp.json"
 MODEL_NAME = "minilm.onnx"
-# The int8 query variant (KB_ONNX_QUERY_INT8, on by default), made from MODEL_NAME at set-up:
-# each of the 18 dense layers outside attention becomes a MatMulNBits node with 8-bit weights quantised per
-# block of INT8_BLOCK input rows (own scale and zero point), its input quantised to int8 per
-# block of the same length at run time (accuracy level 4: integer dot products). The attention
-# projections stay float. Its vectors are close to the float ones but not equal (cosine 0.9998
-# at the 1st percentile, 0.9992 at worst: README "The model runtime"), so it serves only query
-# texts, never the stored vectors. (The first recipe, quantize_dynamic with one activation scale per tensor,
-# reached only cosine 0.987.)
+# The int8 query variant (KB_ONNX_QUERY_INT8, on by default), made from MODEL_NAME at set-up by
+# kb/services/onnx_int8.py (INT8_RECIPE): each of the 18 dense layers and 6 QKV projections
+# split along its inputs, the outlier channels float, the rest DynamicQuantizeMatMul (int8
+# weights per column, the input quantised per tensor at run time); it runs one text at a time
+# and texts of fewer than MIN_INT8_PIECES word pieces go to the float model. Its vectors are
+# close to the float ones but not equal (cosine 0.9991 at worst: README "The model runtime"),
+# so it serves only query texts, never the stored vectors.
 INT8_MODEL_NAME = "minilm.int8.onnx"
 INT8_STAMP_NAME = "minilm.int8.onnx.stamp.json"
-INT8_BLOCK = 32
-INT8_RECIPE = f"MatMulNBits 8-bit asymmetric blocks of {INT8_BLOCK}, accuracy level 4, dense only"
 # The encoder is exported with plain ("eager") attention, whose pattern ONNX Runtime's
 # transformer optimizer recognises: it fuses each layer's attention into one Attention node,
 # the embeddings and their layer norm into EmbedLayerNormalization, and the residual adds into
@@ -217,72 +216,10 @@ def quantize_model(model_dir: Path | None = None, *, force: bool = False) -> tup
     if not force and int8_is_current(model_dir):
         return target, False
     partial = model_dir / (INT8_MODEL_NAME + ".partial")
-    _quantize_blockwise(model_dir / MODEL_NAME, partial)
+    quantize_split(model_dir / MODEL_NAME, partial)
     os.replace(partial, target)
     (model_dir / INT8_STAMP_NAME).write_text(json.dumps(_int8_stamp(model_dir), indent=1) + "\n")
     return target, True
-
-
-def _quantize_blockwise(source: Path, target: Path) -> None:
-    """``source`` with every MatMul by a constant replaced as ``INT8_RECIPE`` says."""
-    import onnx
-
-    model = onnx.load(str(source))
-    graph = model.graph
-    weights = {t.name: t for t in graph.initializer}
-    nodes = [
-        _matmul_nbits(node, weights[node.input[1]], graph.initializer)
-        if node.op_type == "MatMul" and node.input[1] in weights
-        else node
-        for node in graph.node
-    ]
-    del graph.node[:]
-    graph.node.extend(nodes)
-    used = {name for node in graph.node for name in node.input}
-    kept = [t for t in graph.initializer if t.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
-    onnx.save(model, str(target))
-
-
-def _matmul_nbits(node, weight, initializers):
-    """A MatMulNBits node computing ``node`` (input x K-by-N weight) with the weight quantised
-    to 8 bits per block of ``INT8_BLOCK`` along K: q = round(w / scale) + zero point, the
-    block's range [min(w, 0), max(w, 0)] mapped onto 0..255."""
-    import numpy as np
-    from onnx import helper, numpy_helper
-
-    w = numpy_helper.to_array(weight).astype(np.float32)
-    k, n = w.shape
-    count = -(-k // INT8_BLOCK)
-    padded = np.zeros((n, count * INT8_BLOCK), dtype=np.float32)
-    padded[:, :k] = w.T
-    blocks = padded.reshape(n, count, INT8_BLOCK)
-    low, high = np.minimum(blocks.min(-1), 0), np.maximum(blocks.max(-1), 0)
-    scale = (high - low) / 255.0
-    scale[scale == 0] = 1.0
-    zero = np.clip(np.rint(-low / scale), 0, 255).astype(np.uint8)
-    quantised = np.clip(np.rint(blocks / scale[..., None]) + zero[..., None], 0, 255)
-    name = weight.name
-    initializers.extend(
-        [
-            numpy_helper.from_array(quantised.astype(np.uint8), f"{name}_q8"),
-            numpy_helper.from_array(scale.astype(np.float32), f"{name}_scales"),
-            numpy_helper.from_array(zero, f"{name}_zero_points"),
-        ]
-    )
-    return helper.make_node(
-        "MatMulNBits",
-        [node.input[0], f"{name}_q8", f"{name}_scales", f"{name}_zero_points"],
-        list(node.output),
-        name=f"{node.name or name}_q8",
-        domain="com.microsoft",
-        K=k,
-        N=n,
-        bits=8,
-        block_size=INT8_BLOCK,
-        accuracy_level=4,
-    )
 
 
 class OnnxMiniLM:
@@ -291,7 +228,8 @@ class OnnxMiniLM:
     Texts are tokenised in one call without padding, ordered by their number of word pieces
     and cut into batches of at most ``batch_size`` texts and ``token_budget`` padded word
     pieces, each padded only to its own longest text: padding was most of the work when a
-    batch mixed a title with a page of prose."""
+    batch mixed a title with a page of prose. ``short_model`` (the int8 variant's float
+    model) embeds the texts of fewer than ``MIN_INT8_PIECES`` word pieces."""
 
     def __init__(
         self,
@@ -301,6 +239,7 @@ class OnnxMiniLM:
         batch_size: int,
         token_budget: int = TOKEN_BUDGET,
         spinning: bool = False,
+        short_model: OnnxMiniLM | None = None,
     ):
         import onnxruntime
         from tokenizers import Tokenizer
@@ -326,6 +265,7 @@ class OnnxMiniLM:
         self.batch_size = max(1, batch_size)
         self.token_budget = max(MAX_SEQ_LENGTH, token_budget)
         self._lock = threading.Lock()  # one run at a time: the session's threads are the cores
+        self.short_model = short_model
 
     def batches(self, lengths) -> list:
         """Index arrays of ``lengths`` (word pieces per text), longest texts first, each batch
@@ -351,13 +291,21 @@ class OnnxMiniLM:
 
         if len(texts) == 1:  # a query: no batching to plan, the same arrays as a batch of one
             ids = np.array([self.tokenizer.encode(texts[0]).ids], dtype=np.int64)
-            return self._run(ids, np.ones_like(ids))
+            short = self.short_model is not None and ids.shape[1] < MIN_INT8_PIECES
+            return (self.short_model if short else self)._run(ids, np.ones_like(ids))
         out = np.zeros((len(texts), 384), dtype=np.float32)
         if not len(texts):
             return out
         encodings = self.tokenizer.encode_batch(list(texts))
         lengths = [len(e.ids) for e in encodings]
+        if self.short_model is not None:
+            short = [i for i, n in enumerate(lengths) if n < MIN_INT8_PIECES]
+            if short:
+                out[short] = self.short_model.encode([texts[i] for i in short])
+                lengths = [0 if n < MIN_INT8_PIECES else n for n in lengths]
         for part in self.batches(lengths):
+            if not lengths[part[0]]:
+                break  # only the short texts (length 0 here) are left
             width = lengths[part[0]]
             ids = np.zeros((len(part), width), dtype=np.int64)
             mask = np.zeros((len(part), width), dtype=np.int64)
@@ -382,10 +330,11 @@ def load_onnx_minilm(
     batch_size: int,
     token_budget: int = TOKEN_BUDGET,
     int8: bool = False,
+    float_model: OnnxMiniLM | None = None,
 ):
-    """The ONNX runtime model (``int8``: the quantised variant), or None (with a log line
-    saying why) when it cannot be used: no export, an export from other weights, or
-    onnxruntime missing."""
+    """The ONNX runtime model (``int8``: the quantised variant, its short texts embedded by
+    ``float_model``, loaded here when not given), or None (with a log line saying why) when
+    it cannot be used: no export, an export from other weights, or onnxruntime missing."""
     model_dir = model_dir or default_model_dir()
     try:
         if int8:
@@ -396,7 +345,14 @@ def load_onnx_minilm(
                     model_dir,
                 )
                 return None
-            return OnnxMiniLM(model_dir / INT8_MODEL_NAME, threads=threads, batch_size=batch_size)
+            float_model = float_model or OnnxMiniLM(
+                model_dir / MODEL_NAME, threads=threads, batch_size=batch_size
+            )
+            # One text per run, batch or not: the input's int8 scale is one per tensor, so texts
+            # run together (and their padding) would share it.
+            return OnnxMiniLM(
+                model_dir / INT8_MODEL_NAME, threads=threads, batch_size=1, short_model=float_model
+            )
         if not export_is_current(model_dir):
             logger.warning(
                 "embedding: no current ONNX export of all-MiniLM-L6-v2 in %s; using PyTorch. "
