@@ -233,8 +233,11 @@ def backend_cpu() -> float:
 
 
 def time_embedding(embedder, text: str, into: list[float]) -> None:
+    """The model alone on one new text, as a query pays it: the embedder's query path (the int8
+    variant when ``KB_ONNX_QUERY_INT8`` is on), no cache."""
+    one = getattr(embedder, "embed_query_text", None) or (lambda t: embedder.embed([t])[0])
     started = time.perf_counter()
-    embedder.embed([text])
+    one(text)
     into.append(time.perf_counter() - started)
 
 
