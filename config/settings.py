@@ -225,7 +225,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["kb.api.throttling.TokenRateThrottle"],
     "DEFAULT_METADATA_CLASS": "kb.api.metadata.BankScopedMetadata",
     "EXCEPTION_HANDLER": "kb.api.errors.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "kb.api.openapi.KnowledgeBankAutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {

@@ -120,10 +120,11 @@ def operation_schema(action_class) -> tuple[dict, list[str], dict] | None:
 def serializer_schema(serializer) -> tuple[dict, list[str]]:
     """drf-spectacular's mapping of a serializer (for an action with no REST operation)."""
     from drf_spectacular.generators import SchemaGenerator
-    from drf_spectacular.openapi import AutoSchema
     from rest_framework.views import APIView
 
-    auto = AutoSchema()
+    from kb.api.openapi import KnowledgeBankAutoSchema
+
+    auto = KnowledgeBankAutoSchema()
     auto.registry = SchemaGenerator().registry
     view = APIView()
     view.swagger_fake_view, view.request = True, None

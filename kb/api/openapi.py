@@ -1,6 +1,8 @@
 """OpenAPI extension: document the bearer-token scheme."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema
+from rest_framework import serializers
 
 from kb.inputs import INTEGER_IDS
 
@@ -9,6 +11,34 @@ from kb.inputs import INTEGER_IDS
 # NUL only: schemathesis's generator drops a pattern holding a surrogate range, and a lone
 # surrogate is no Unicode scalar value, so no generator of JSON text produces one.
 STORABLE_TEXT = "^[^\\x00]*$"
+# Text the server strips and needs non-empty (reasons, titles, queries, subjects); no NUL.
+# Blank as the server sees it (Python's str.isspace): ECMA's \s plus the separators U+001C–
+# U+001F and U+0085, which a JSON Schema regex would otherwise count as text.
+NONBLANK = "^[^\\x00]*[^\\x00\\s\\x1c-\\x1f\\x85][^\\x00]*$"
+TEXT_KEYWORDS = ("format", "enum", "pattern", "const")
+
+
+class KnowledgeBankAutoSchema(AutoSchema):
+    """drf-spectacular's mapping, saying one more rule of DRF's own: a ``CharField`` that trims
+    white space and refuses blank (the default) refuses a text of white space only, so its
+    schema carries ``pattern: NONBLANK`` (spectacular says only ``minLength: 1``, which a
+    text of one space meets). One place for every such field, whatever declares it; requests
+    only (a response's texts are not validated, and may be empty)."""
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        kinds = schema.get("type")
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        if (
+            direction == "request"
+            and isinstance(field, serializers.CharField)
+            and field.trim_whitespace
+            and not field.allow_blank
+            and "string" in kinds
+            and not any(key in schema for key in TEXT_KEYWORDS)
+        ):
+            schema = {**schema, "pattern": NONBLANK}
+        return schema
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
@@ -145,9 +175,6 @@ def _close_objects(node, schemas: dict, seen: set) -> None:
 # Path ids that are database integers (edges, operations), whatever the URL converter says.
 # The integer path ids: kb.inputs.INTEGER_IDS, the declaration the id parser reads too.
 INTEGER_PATH_IDS = tuple(INTEGER_IDS)
-
-
-TEXT_KEYWORDS = ("format", "enum", "pattern", "const")
 
 
 def _storable_strings(node) -> None:

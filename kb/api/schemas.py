@@ -7,13 +7,9 @@ classes describe the shapes for the schema and the offline docs.
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from kb.api.openapi import schema_keywords
+from kb.api.openapi import NONBLANK, schema_keywords
 from kb.entry_limits import DEFAULT_LIMITS, ITEM_CHARS
 
-# Text the server strips and needs non-empty (reasons, titles, queries, subjects); no NUL.
-# Blank as the server sees it (Python's str.isspace): ECMA's \s plus the separators U+001C–
-# U+001F and U+0085, which a JSON Schema regex would otherwise count as text.
-NONBLANK = "^[^\\x00]*[^\\x00\\s\\x1c-\\x1f\\x85][^\\x00]*$"
 NONBLANK_TEXT = {"type": "string", "pattern": NONBLANK}
 # A date (YYYY-MM-DD) or an ISO 8601 timestamp: graph.edges.clocks.parse_instant.
 INSTANT = {
