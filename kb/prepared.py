@@ -98,14 +98,15 @@ def send(sql: str, params) -> Sent:
     return _executed(connection.cursor(), sql, params)
 
 
-def send_prepared(sql: str, params: Mapping[str, object]) -> Sent:
+def send_prepared(sql: str, params: Mapping[str, object], *, on=None) -> Sent:
     """``sql`` executed with ``params`` as :func:`fetch_prepared` runs it, its rows left to
-    read: inside :func:`pipelined` the caller works while PostgreSQL runs it."""
-    if not settings.KB_PREPARED_STATEMENTS:
+    read: inside :func:`pipelined` the caller works while PostgreSQL runs it. ``on``: another
+    psycopg connection to run it on (kb/side.py); it is still logged as the request's."""
+    if on is None and not settings.KB_PREPARED_STATEMENTS:
         return send(sql, params)
     connection.ensure_connection()
-    raw = connection.connection
-    prepared = _PreparingCursor(raw)
+    raw = connection.connection if on is None else on
+    prepared = _PreparingCursor(raw) if settings.KB_PREPARED_STATEMENTS else raw.cursor()
     cursor = (
         _PreparedDebugWrapper(prepared, connection)
         if connection.queries_logged
@@ -129,13 +130,14 @@ def _executed(cursor, sql: str, params) -> Sent:
 
 
 @contextlib.contextmanager
-def pipelined() -> Iterator[None]:
+def pipelined(on=None) -> Iterator[None]:
     """The connection in pipeline mode for the block: a statement executed in it is sent at
     once and its rows are awaited only when fetched, so the Python work in between runs
     beside PostgreSQL's (on another core) instead of after it. Leaving the block waits for
-    whatever is still in flight. A driver without pipelines runs the block as it is."""
+    whatever is still in flight. A driver without pipelines runs the block as it is. ``on``:
+    another psycopg connection (kb/side.py) instead of the request's."""
     connection.ensure_connection()
-    pipeline = getattr(connection.connection, "pipeline", None)
+    pipeline = getattr(connection.connection if on is None else on, "pipeline", None)
     if pipeline is None:
         yield
         return
