@@ -110,7 +110,6 @@ VARIABLES: tuple[Variable, ...] = tuple(
         ("KB_PG_MAINTENANCE_WORK_MEM", "str", "1GB", "`maintenance_work_mem` of a freshly created embedded server."),
         ("KB_HNSW_EF_SEARCH", "int", 200, "pgvector's `hnsw.ef_search` on every connection (recall against latency)."),
         ("KB_PREPARED_STATEMENTS", "bool", True, "Prepare the fold's two statements on the server (generic plan); off behind a pooler that cannot keep them."),
-        ("KB_SIDE_CONNECTION", "bool", True, "A second connection per thread (borrowed from the pool without waiting when there is one) so the search's lexical arm runs beside its vector search; off: both on the request's connection."),
         ("KB_DB_POOL", "bool", False, "A bounded psycopg pool per process (on under gunicorn)."),
         ("KB_DB_POOL_MIN", "int", 2, "Connections a pool keeps open."),
         ("KB_DB_POOL_MAX", "int", 8, "Most connections one process holds."),

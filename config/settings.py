@@ -95,9 +95,6 @@ KB_HNSW_EF_SEARCH = env["KB_HNSW_EF_SEARCH"]
 # Server-side prepared statements for the fold's two statements (kb/prepared.py); 0 behind a
 # pooler that cannot keep them (PgBouncer before 1.22, or without max_prepared_statements).
 KB_PREPARED_STATEMENTS = env["KB_PREPARED_STATEMENTS"]
-# The search's lexical arm on a second connection per thread, beside its vector search
-# (kb/side.py; borrowed from the pool without waiting when KB_DB_POOL is on).
-KB_SIDE_CONNECTION = env["KB_SIDE_CONNECTION"]
 _PG_OPTIONS = f"-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search={KB_HNSW_EF_SEARCH}"
 # Those prepared statements (the only named ones: the ORM binds on the client) run their generic
 # plan from the first execution. Left to choose, PostgreSQL kept re-planning the neighbour

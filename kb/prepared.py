@@ -15,9 +15,11 @@ that connection (psycopg forgets them on a rollback and prepares again).
 
 The cursor is Django's own wrapper around a server-binding psycopg cursor, so query logging,
 ``CaptureQueriesContext`` and the execute wrappers see the statement like any other. Like
-Django's ``connection.cursor()`` it loads ``timestamptz`` results in the connection's time zone;
-it skips the thread-sharing check. A statement given here must be fixed text for a given shape — values go in parameters, never formatted into the text,
-or each call prepares a new statement (psycopg keeps the last 100 per connection).
+Django's ``connection.cursor()`` it loads ``timestamptz`` results in the connection's time
+zone (the token read returns model timestamps); it skips the thread-sharing check. A
+statement given here must be fixed text for a given shape — values go in parameters, never
+formatted into the text, or each call prepares a new statement (psycopg keeps the last 100
+per connection).
 
 ``KB_PREPARED_STATEMENTS = False`` (env ``KB_PREPARED_STATEMENTS=0``) runs them as Django runs
 any other statement: for a pooler that cannot keep prepared statements.
@@ -102,15 +104,14 @@ def send(sql: str, params) -> Sent:
     return _executed(connection.cursor(), sql, params)
 
 
-def send_prepared(sql: str, params: Mapping[str, object], *, on=None) -> Sent:
+def send_prepared(sql: str, params: Mapping[str, object]) -> Sent:
     """``sql`` executed with ``params`` as :func:`fetch_prepared` runs it, its rows left to
-    read: inside :func:`pipelined` the caller works while PostgreSQL runs it. ``on``: another
-    psycopg connection to run it on (kb/side.py); it is still logged as the request's."""
-    if on is None and not settings.KB_PREPARED_STATEMENTS:
+    read: inside :func:`pipelined` the caller works while PostgreSQL runs it."""
+    if not settings.KB_PREPARED_STATEMENTS:
         return send(sql, params)
     connection.ensure_connection()
-    raw = connection.connection if on is None else on
-    prepared = _PreparingCursor(raw) if settings.KB_PREPARED_STATEMENTS else raw.cursor()
+    raw = connection.connection
+    prepared = _PreparingCursor(raw)
     # Timestamps load in the connection's time zone, as on Django's own cursors.
     if connection.timezone != raw.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT).timezone:
         register_tzloader(connection.timezone, prepared)
@@ -137,14 +138,13 @@ def _executed(cursor, sql: str, params) -> Sent:
 
 
 @contextlib.contextmanager
-def pipelined(on=None) -> Iterator[None]:
+def pipelined() -> Iterator[None]:
     """The connection in pipeline mode for the block: a statement executed in it is sent at
     once and its rows are awaited only when fetched, so the Python work in between runs
     beside PostgreSQL's (on another core) instead of after it. Leaving the block waits for
-    whatever is still in flight. A driver without pipelines runs the block as it is. ``on``:
-    another psycopg connection (kb/side.py) instead of the request's."""
+    whatever is still in flight. A driver without pipelines runs the block as it is."""
     connection.ensure_connection()
-    pipeline = getattr(connection.connection if on is None else on, "pipeline", None)
+    pipeline = getattr(connection.connection, "pipeline", None)
     if pipeline is None:
         yield
         return

@@ -85,13 +85,3 @@ def _rate_limits_off(settings):
     test (tests/kb/test_tokens.py) sets them."""
     settings.KB_RATE_LIMIT_PER_MINUTE = 0
     settings.KB_RATE_LIMIT_WRITES_PER_MINUTE = 0
-
-
-@pytest.fixture(autouse=True)
-def _side_connection_closed():
-    """A test that searched outside a transaction may have opened this thread's side
-    connection (kb/side.py): closed after it, so the test database can be dropped."""
-    yield
-    from kb.side import close_side_connection
-
-    close_side_connection()

@@ -24,7 +24,6 @@ from kb.models import (
 )
 from kb.prepared import fetch_prepared, pipelined, send_prepared
 from kb.services.embedding import embed_query, vector_literal
-from kb.side import side_connection
 
 RETIRED_MULTIPLIER = 0.35
 CANCELLED_MULTIPLIER = 0.15
@@ -147,17 +146,11 @@ SELECT coalesce(ft.entry_id, tg.entry_id) AS entry_id, ft.ts, tg.trg
 
 @functools.lru_cache(maxsize=256)
 def _statement(
-    lexical: bool,
-    filters: tuple[str, ...],
-    bank: int,
-    k: int,
-    lexical_scan: int,
-    *,
-    vector_arms: bool = True,
+    lexical: bool, filters: tuple[str, ...], bank: int, k: int, lexical_scan: int
 ) -> str:
-    """The search statement (``lexical``: the lexical arm's; ``vector_arms`` False: scoring
-    the lexical ids alone) for one bank and shape, its integers written in."""
-    sql = _LEXICAL_STATEMENT if lexical else _build_sql(list(filters), vector_arms)
+    """The search statement (``lexical``: the lexical arm's) for one bank and shape, its
+    integers written in."""
+    sql = _LEXICAL_STATEMENT if lexical else _build_sql(list(filters))
     for name, value in (("bank", bank), ("k", k), ("lexical_scan", lexical_scan)):
         sql = sql.replace(f"%({name})s", str(int(value)))
     return sql
@@ -168,12 +161,8 @@ def _statement(
 _CHANGED_AT = f"CASE WHEN e.status = '{EntryStatus.DONE.value}' THEN e.status_changed_at END"
 
 
-def _build_sql(filters: list[str], vector_arms: bool = True) -> str:
-    arms = (
-        " UNION ".join(_VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context"))
-        if vector_arms
-        else "SELECT NULL::bigint AS entry_id WHERE false"
-    )
+def _build_sql(filters: list[str]) -> str:
+    arms = " UNION ".join(_VECTOR_ARM.format(dim=d) for d in ("content", "useful_for", "context"))
     parts = [f"WITH vc AS ({arms}),"]
     parts.append("lx AS (SELECT unnest(%(lexical_ids)s::bigint[]) AS entry_id),")
     parts.append("cand AS (SELECT entry_id FROM vc UNION SELECT entry_id FROM lx)")
@@ -309,24 +298,6 @@ def rank_and_embed(
     now = timezone.now()
     params, filters = _search_params(limit, kinds, systems, include_retired, now)
     literals = (bank.pk, params.pop("k"), params.pop("lexical_scan"))
-    shape = (query, query_vector, params, tuple(filters), literals)
-    with side_connection() if lexical else contextlib.nullcontext() as side:
-        if side is None:
-            vector, rows, scores = _rows_on_one(lexical, *shape)
-        else:
-            vector, rows, scores = _rows_beside(side, *shape)
-    hits = _scored(bank, rows, scores, now)
-    hits.sort(key=lambda h: (-h.score, h.entry_id))
-    hits = hits[:limit]
-    for i, hit in enumerate(hits, start=1):
-        hit.rank = i
-    return hits, vector
-
-
-def _rows_on_one(lexical: bool, query, query_vector, params, filters, literals):
-    """The query's vector, the search statement's rows and the lexical arm's scores, all on
-    the request's connection: the lexical arm sent before the model and read after it
-    (pipeline mode), then the search statement with its ids."""
     lexical_rows = []
     with pipelined() if lexical else contextlib.nullcontext():
         if lexical:
@@ -335,36 +306,15 @@ def _rows_on_one(lexical: bool, query, query_vector, params, filters, literals):
         if lexical:
             lexical_rows = sent.rows()
     scores = {entry_id: (ts, trg) for entry_id, ts, trg in lexical_rows}
-    params = {**params, "vec": vector_literal(vector), "lexical_ids": list(scores)}
-    return vector, fetch_prepared(_statement(False, filters, *literals), params), scores
-
-
-def _rows_beside(side, query, query_vector, params, filters, literals):
-    """:func:`_rows_on_one` with the lexical arm on a side connection (kb/side.py), so that
-    it runs beside the vector search instead of ahead of it: the arm is sent there before the
-    model; after the model the search statement (its vector arms only) is sent on the
-    request's connection, and the arm's candidates are scored on the side connection by the
-    same statement without vector arms. The rows are the one statement's: an entry both arms
-    found keeps the vector search's row (``in_vc``)."""
-    with pipelined(on=side):
-        sent = send_prepared(_statement(True, (), *literals), _lexical_params(query), on=side)
-        vector = query_vector if query_vector is not None else embed_query(query)
-        params = {**params, "vec": vector_literal(vector)}
-        with pipelined():
-            searched = send_prepared(
-                _statement(False, filters, *literals), {**params, "lexical_ids": []}
-            )
-            scores = {entry_id: (ts, trg) for entry_id, ts, trg in sent.rows()}
-            if scores:
-                lexical_only = _statement(False, filters, *literals, vector_arms=False)
-                scored = send_prepared(
-                    lexical_only, {**params, "lexical_ids": list(scores)}, on=side
-                )
-            rows = searched.rows()
-        if scores:
-            found = {row[0] for row in rows}
-            rows += [row for row in scored.rows() if row[0] not in found]
-    return vector, rows, scores
+    params["vec"] = vector_literal(vector)
+    params["lexical_ids"] = list(scores)
+    rows = fetch_prepared(_statement(False, tuple(filters), *literals), params)
+    hits = _scored(bank, rows, scores, now)
+    hits.sort(key=lambda h: (-h.score, h.entry_id))
+    hits = hits[:limit]
+    for i, hit in enumerate(hits, start=1):
+        hit.rank = i
+    return hits, vector
 
 
 def search_entries(bank: Bank, query: str, *, limit: int = 8, **options) -> SearchResult:
