@@ -14,11 +14,12 @@ ORM's statements and never deallocates on their behalf. A name prepared once sta
 that connection (psycopg forgets them on a rollback and prepares again).
 
 The cursor is Django's own wrapper around a server-binding psycopg cursor, so query logging,
-``CaptureQueriesContext`` and the execute wrappers see the statement like any other. It skips
-what Django's ``connection.cursor()`` adds for the ORM (a time-zone loader for ``timestamptz``
-results, the thread-sharing check): a statement given here should return no timestamps, and
-must be fixed text for a given shape — values go in parameters, never formatted into the text,
-or each call prepares a new statement (psycopg keeps the last 100 per connection).
+``CaptureQueriesContext`` and the execute wrappers see the statement like any other. Like
+Django's ``connection.cursor()`` it loads ``timestamptz`` results in the connection's time
+zone (the token read returns model timestamps); it skips the thread-sharing check. A
+statement given here must be fixed text for a given shape — values go in parameters, never
+formatted into the text, or each call prepares a new statement (psycopg keeps the last 100
+per connection).
 
 ``KB_PREPARED_STATEMENTS = False`` (env ``KB_PREPARED_STATEMENTS=0``) runs them as Django runs
 any other statement: for a pooler that cannot keep prepared statements.
@@ -33,8 +34,13 @@ from functools import lru_cache
 import psycopg
 from django.conf import settings
 from django.db import connection
+from django.db.backends.postgresql.psycopg_any import register_tzloader
 from django.db.backends.utils import CursorDebugWrapper
 from psycopg import _queries
+from psycopg.postgres import types as pg_types
+from psycopg.pq import Format
+
+TIMESTAMPTZ_OID = pg_types["timestamptz"].oid
 
 PREPARE_WHEN_ASKED = 2**31 - 1  # a threshold no statement reaches: only prepare=True prepares
 
@@ -106,6 +112,9 @@ def send_prepared(sql: str, params: Mapping[str, object]) -> Sent:
     connection.ensure_connection()
     raw = connection.connection
     prepared = _PreparingCursor(raw)
+    # Timestamps load in the connection's time zone, as on Django's own cursors.
+    if connection.timezone != raw.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT).timezone:
+        register_tzloader(connection.timezone, prepared)
     cursor = (
         _PreparedDebugWrapper(prepared, connection)
         if connection.queries_logged

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import secrets
@@ -9,13 +10,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from kb import audit
 from kb.errors import InvalidInput
 from kb.models import AgentToken, Bank, OperationKind, Scope
+from kb.prepared import fetch_prepared
 from kb.unit_of_work import start_operation
 
 logger = logging.getLogger("kb.tokens")
@@ -101,6 +103,46 @@ def authenticate_token(raw: str) -> AgentToken | None:
     return authenticate_token_for_bank(raw, None)[0]
 
 
+def _columns(model) -> str:
+    table = model._meta.db_table
+    return ", ".join(f'"{table}"."{f.column}"' for f in model._meta.concrete_fields)
+
+
+@functools.cache
+def _token_and_bank_sql() -> str:
+    # At most one row (token_hash and slug are unique, so is each token-bank pair): no ORDER
+    # BY. Fixed text, prepared on the server (kb/prepared.py): every API request runs it, and
+    # as an ORM query it cost 0.7 ms of Python to compile and 0.35 ms to plan each time.
+    return f"""SELECT {_columns(AgentToken)}, {_columns(Bank)}
+  FROM "kb_agenttoken_banks"
+  JOIN "kb_agenttoken" ON "kb_agenttoken"."id" = "kb_agenttoken_banks"."agenttoken_id"
+  JOIN "kb_bank" ON "kb_bank"."id" = "kb_agenttoken_banks"."bank_id"
+ WHERE "kb_agenttoken"."token_hash" = %(hash)s AND "kb_bank"."slug" = %(slug)s
+   AND "kb_agenttoken"."revoked_at" IS NULL
+   AND ("kb_agenttoken"."expires_at" IS NULL OR "kb_agenttoken"."expires_at" > %(now)s)
+ LIMIT 1"""
+
+
+def _instance(model, values):
+    """A model instance from its concrete columns' values, converted as the ORM would."""
+    fields = model._meta.concrete_fields
+    converted = [
+        f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
+        for f, v in zip(fields, values, strict=True)
+    ]
+    return model.from_db(connection.alias, [f.attname for f in fields], converted)
+
+
+def _token_and_bank(token_hash: str, slug: str, now: datetime):
+    """The live token with ``token_hash`` and its bank ``slug`` in one prepared statement, or
+    (None, None) when the token is not live or does not hold the bank."""
+    rows = fetch_prepared(_token_and_bank_sql(), {"hash": token_hash, "slug": slug, "now": now})
+    if not rows:
+        return None, None
+    split = len(AgentToken._meta.concrete_fields)
+    return _instance(AgentToken, rows[0][:split]), _instance(Bank, rows[0][split:])
+
+
 def authenticate_token_for_bank(
     raw: str, bank_slug: str | None
 ) -> tuple[AgentToken | None, Bank | None]:
@@ -113,15 +155,7 @@ def authenticate_token_for_bank(
     now = timezone.now()
     token = bank = None
     if bank_slug:
-        # At most one row (token_hash and slug are unique, so is each token-bank pair): no
-        # ORDER BY to build and run, as .first() would add.
-        links = AgentToken.banks.through.objects.select_related("agenttoken", "bank").filter(
-            _live_q(now, "agenttoken__"),
-            agenttoken__token_hash=hash_token(raw),
-            bank__slug=bank_slug,
-        )[:1]
-        for link in links:
-            token, bank = link.agenttoken, link.bank
+        token, bank = _token_and_bank(hash_token(raw), bank_slug, now)
     if token is None:
         token = live_tokens(now).filter(token_hash=hash_token(raw)).first()
         if token is None:

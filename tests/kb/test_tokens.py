@@ -262,3 +262,33 @@ def test_options_and_head_on_a_foreign_bank_are_404(bank, other_bank, token_clie
     # The caller's own bank still answers OPTIONS with the view's metadata.
     own = client.options(stale("acme"))
     assert own.status_code == 200 and "name" in own.json()
+
+
+def _values(instance) -> dict:
+    return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
+
+
+def test_the_token_and_its_bank_are_read_as_the_orm_reads_them(bank, other_bank):
+    """One prepared statement reads the token and its bank (kb.services.tokens): the same
+    field values, JSON and time zones included, as the ORM's; nothing for a bank the token
+    does not hold, nor for a revoked or expired token."""
+    from kb.models import Bank
+    from kb.services.tokens import authenticate_token_for_bank
+
+    bank.settings = {"lexical_weight": 0.25, "nested": {"a": [1, 2]}}
+    bank.save()
+    token, raw = create_token(
+        "reader", [bank], "read,write", expires_at=timezone.now() + timedelta(days=3)
+    )
+    AgentToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+    found, held = authenticate_token_for_bank(raw, bank.slug)
+    assert _values(found) == _values(AgentToken.objects.get(pk=token.pk))
+    assert _values(held) == _values(Bank.objects.get(pk=bank.pk))
+    assert held.settings["nested"] == {"a": [1, 2]} and found.scopes == ["read", "write"]
+    assert found.expires_at.utcoffset() == timedelta(0)
+    found, held = authenticate_token_for_bank(raw, other_bank.slug)
+    assert found.pk == token.pk and held is None
+    AgentToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert authenticate_token_for_bank(raw, bank.slug) == (None, None)
+    AgentToken.objects.filter(pk=token.pk).update(expires_at=None, revoked_at=timezone.now())
+    assert authenticate_token_for_bank(raw, bank.slug) == (None, None)
