@@ -3,17 +3,59 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 
 import pytest
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from graph.models import Edge
+from kb.models import Entry
 from kb.services.entries import update_entry
 from workflows import tasks
 from workflows.models import GapReport, PendingRegeneration
 from workflows.services import scheduling
+from workflows.services.subgraph import INACTIVE_STATUSES, MEMBERSHIP_RELATION, PROCESS_KIND
 
 pytestmark = pytest.mark.django_db
+
+
+def flow_edge_ends(edge_ids: Iterable[int]) -> set[int]:
+    """Reference (the rule as two ORM reads; the product runs it as one statement,
+    ``scheduling.processes_touched_by``): the entries at either end of those edges that carry
+    a workflow role or membership. Read from the edges' history rows, so an edge deleted by
+    the write (a revert) and an edge re-pointed by it (a merge: old and new ends) still
+    count."""
+    ids = list(edge_ids)
+    if not ids:
+        return set()
+    relevant = Q(type__workflow_role__gt="") | Q(type__name=MEMBERSHIP_RELATION)
+    ends = (
+        Edge.history.model.objects.filter(relevant, id__in=ids)
+        .values_list("from_entry_id", "to_entry_id")
+        .distinct()
+    )
+    return {pk for pair in ends for pk in pair}
+
+
+def affected_processes(entry_ids: Iterable[int]) -> list[tuple[int, int]]:
+    """Reference: (process pk, bank pk) of every live process the entries belong to or feed.
+
+    Membership edges of any time count, so an entry removed from a process still triggers it.
+    """
+    ids = list(entry_ids)
+    if not ids:
+        return []
+    feeding_steps = Edge.objects.filter(to_entry_id__in=ids).exclude(type__workflow_role="")
+    members = Q(from_entry_id__in=ids) | Q(from_entry_id__in=feeding_steps.values("from_entry_id"))
+    containers = Edge.objects.filter(type__name=MEMBERSHIP_RELATION).filter(members)
+    return list(
+        Entry.objects.filter(kind__name=PROCESS_KIND)
+        .filter(Q(pk__in=ids) | Q(pk__in=containers.values("to_entry_id")))
+        .exclude(status__in=INACTIVE_STATUSES)
+        .values_list("pk", "bank_id")
+    )
 
 
 @pytest.fixture
@@ -131,7 +173,10 @@ def test_affected_processes_reach_members_and_what_they_point_at(process, flow):
     role = f.roles["Operations"]
     other = flow("Other process")
     other.step("X", start=True, terminal=True)
-    found = scheduling.affected_processes
+
+    def found(entry_ids):
+        return scheduling.processes_touched_by(entry_ids, [])
+
     assert found([f.a.pk]) == [(f.process.pk, f.bank.pk)]
     assert found([contract.pk]) == [(f.process.pk, f.bank.pk)]
     assert found([role.pk]) == [(f.process.pk, f.bank.pk)]
@@ -178,8 +223,6 @@ def test_beat_job_schedules_every_live_process(process, flow, monkeypatch):
 def test_the_subscribers_one_statement_answers_as_its_two_reads(process, flow):
     """``processes_touched_by`` (one prepared statement, what the post-commit subscriber runs)
     finds what ``affected_processes(entries | flow_edge_ends(edges))`` finds, edge by edge."""
-    from graph.models import Edge
-
     f = process
     contract = f.artifact("Contract", member=False, external=True)
     f.link(f.a, contract, "requires")
@@ -198,8 +241,8 @@ def test_the_subscribers_one_statement_answers_as_its_two_reads(process, flow):
     entries = [f.a.pk, f.b.pk, contract.pk, x.pk, retired.process.pk, *(e.pk for e in loose)]
 
     def two_reads(entry_ids, edge_ids):
-        ids = set(entry_ids) | scheduling.flow_edge_ends(edge_ids)
-        return scheduling.affected_processes(ids) if ids else []
+        ids = set(entry_ids) | flow_edge_ends(edge_ids)
+        return affected_processes(ids) if ids else []
 
     cases = [([pk], []) for pk in entries] + [([], [pk]) for pk in edges]
     cases += [(entries, []), ([], edges), (entries, edges), ([loose[0].pk], [gone_id])]

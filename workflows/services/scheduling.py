@@ -15,7 +15,6 @@ import datetime as dt
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
 from graph.models import Edge
@@ -44,7 +43,7 @@ def bank_changed(sender, event, **kwargs) -> None:
             request_regeneration(bank_pk, process_pk)
 
 
-# What :func:`flow_edge_ends` then :func:`affected_processes` read, in one statement: the
+# In one statement: the
 # entries the write changed and the ends of its edges that carry a workflow role or membership
 # (from the edges' history rows, so a deleted or re-pointed edge still counts), then every live
 # process they are, belong to, or feed (membership edges of any time). Each arm filters the
@@ -83,8 +82,8 @@ def processes_touched_by(
     entry_ids: Iterable[int], edge_ids: Iterable[int]
 ) -> list[tuple[int, int]]:
     """(process pk, bank pk) of every live process the entries, or the workflow ends of the
-    edges, belong to or feed: ``affected_processes(ids | flow_edge_ends(edges))`` in one
-    prepared statement."""
+    edges, belong to or feed, in one prepared statement (the test module keeps the same rule
+    as two ORM reads, its reference)."""
     from kb.prepared import fetch_prepared
 
     return [
@@ -100,50 +99,6 @@ def processes_touched_by(
             },
         )
     ]
-
-
-def flow_edge_ends(edge_ids: Iterable[int]) -> set[int]:
-    """The entries at either end of those edges that carry a workflow role or membership, one
-    query. Read from the edges' history rows, so an edge deleted by the write (a revert) and
-    an edge re-pointed by it (a merge: old and new ends) still count."""
-    ids = list(edge_ids)
-    if not ids:
-        return set()
-    relevant = Q(type__workflow_role__gt="") | Q(type__name=MEMBERSHIP_RELATION)
-    ends = (
-        Edge.history.model.objects.filter(relevant, id__in=ids)
-        .values_list("from_entry_id", "to_entry_id")
-        .distinct()
-    )
-    return {pk for pair in ends for pk in pair}
-
-
-def affected_processes(entry_ids: Iterable[int]) -> list[tuple[int, int]]:
-    """(process pk, bank pk) of every live process the entries belong to or feed, one query.
-
-    Membership edges of any time count, so an entry removed from a process still triggers it.
-    """
-    ids = list(entry_ids)
-    if not ids:
-        return []
-    feeding_steps = Edge.objects.filter(to_entry_id__in=ids).exclude(type__workflow_role="")
-    members = Q(from_entry_id__in=ids) | Q(from_entry_id__in=feeding_steps.values("from_entry_id"))
-    containers = Edge.objects.filter(type__name=MEMBERSHIP_RELATION).filter(members)
-    return list(
-        Entry.objects.filter(kind__name=PROCESS_KIND)
-        .filter(Q(pk__in=ids) | Q(pk__in=containers.values("to_entry_id")))
-        .exclude(status__in=INACTIVE_STATUSES)
-        .values_list("pk", "bank_id")
-    )
-
-
-def schedule_for_entries(entry_ids: Iterable[int]) -> list[int]:
-    """Request a debounced regeneration of every process the entries touch."""
-    scheduled = []
-    for process_pk, bank_pk in affected_processes(entry_ids):
-        if request_regeneration(bank_pk, process_pk):
-            scheduled.append(process_pk)
-    return scheduled
 
 
 def request_regeneration(bank_pk: int, process_pk: int) -> bool:
