@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -69,10 +70,13 @@ class _Pass:
         return stage.vectors().get((embedder_name, text)) if stage is not None else None
 
     def vectors(self, timeout: float | None = None) -> Memo:
-        """Every stage's vectors (waits for the whole pass)."""
+        """Every stage's vectors (waits for the whole pass; ``timeout`` bounds the whole wait,
+        not each stage's)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         memo: Memo = {}
         for stage in self._stages:
-            memo.update(stage.vectors(timeout))
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            memo.update(stage.vectors(left))
         return memo
 
     def abandon(self) -> None:
