@@ -124,12 +124,13 @@ def _token_and_bank_sql() -> str:
 
 
 def _instance(model, values):
-    """A model instance from its concrete columns' values, converted as the ORM would."""
+    """A model instance from its concrete columns' values, converted as the ORM converts them
+    (each field's ``get_db_converters``, as ``graph.retrieval.entries`` does too)."""
     fields = model._meta.concrete_fields
-    converted = [
-        f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
-        for f, v in zip(fields, values, strict=True)
-    ]
+    converted = list(values)
+    for at, field in enumerate(fields):
+        for converter in field.get_db_converters(connection):
+            converted[at] = converter(converted[at], None, connection)
     return model.from_db(connection.alias, [f.attname for f in fields], converted)
 
 
