@@ -100,6 +100,16 @@ def quantize_split(source: Path, target: Path) -> None:
 
 
 MATMULS = ("attn_out", "inter", "out")
+# The fused export's encoder layer, node by node, in the order ``_layers`` names them.
+LAYER_OPS = (
+    "Attention",
+    "MatMul",
+    "SkipLayerNormalization",
+    "MatMul",
+    "BiasGelu",
+    "MatMul",
+    "SkipLayerNormalization",
+)
 
 
 def _layers(graph) -> list[dict]:
@@ -119,11 +129,8 @@ def _layers(graph) -> list[dict]:
         (out_ln,) = consumers[out.output[0]]
         roles = dict(attn=attn, attn_out=attn_out, attn_ln=attn_ln, inter=inter, gelu=gelu)
         layers.append(roles | {"out": out, "out_ln": out_ln})
-        kinds = [n.op_type for n in layers[-1].values()]
-        if kinds != ["Attention", "MatMul", "SkipLayerNormalization", "MatMul", "BiasGelu"] + [
-            "MatMul",
-            "SkipLayerNormalization",
-        ]:
+        kinds = tuple(n.op_type for n in layers[-1].values())
+        if kinds != LAYER_OPS:
             raise ValueError(f"unexpected encoder layer {kinds}")
     return layers
 
