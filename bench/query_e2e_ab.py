@@ -69,7 +69,9 @@ def one_run(checkout: Path, args: argparse.Namespace, out: Path) -> dict:
         "--runtimes=onnx",
         f"--raw={out}",
     ]
-    subprocess.run(command, cwd=checkout, env=env, check=True, capture_output=True)
+    done = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{checkout}: query_e2e.py failed\n{done.stderr[-3000:]}")
     return json.loads(out.read_text())
 
 

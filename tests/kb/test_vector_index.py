@@ -1,10 +1,13 @@
 """Per-bank vector indexes (issue 12 item 3) and the query-embedding cache (item 4)."""
 
+import json
+
 import pytest
 from django.db import connection
 
-from kb.models import Entry
-from kb.services import embedding
+from kb.models import Entry, EntryKind
+from kb.prepared import fetch_prepared
+from kb.services import embedding, search
 from kb.services.embedding import embed_entries, embed_query
 from kb.services.search import rank_candidates
 from kb.services.vector_index import (
@@ -13,6 +16,7 @@ from kb.services.vector_index import (
     ensure_bank_vector_indexes,
     existing_indexes,
     index_name,
+    lexical_indexes,
 )
 
 pytestmark = pytest.mark.django_db
@@ -45,12 +49,46 @@ def test_a_bank_gets_its_own_indexes_only_past_the_threshold(filled, settings):
     settings.KB_BANK_VECTOR_INDEX_AT = 20
     assert banks_needing_indexes([filled.pk]) == [filled.pk]
     report = ensure_bank_vector_indexes(filled, concurrently=False)
-    assert sorted(report.created) == sorted(
-        index_name(filled.pk, d) for d in ("content", "useful_for", "context")
-    )
+    own = [index_name(filled.pk, d) for d in ("content", "useful_for", "context")]
+    own += list(lexical_indexes(filled.pk))
+    assert sorted(report.created) == sorted(own) and len(own) == 3 + 2 + 2
     assert ensure_bank_vector_indexes(filled, concurrently=False).created == []  # idempotent
     assert banks_needing_indexes([filled.pk]) == []
-    assert len(drop_bank_vector_indexes(filled.pk)) == 3 and not existing_indexes(filled.pk)
+    assert len(drop_bank_vector_indexes(filled.pk)) == 7 and not existing_indexes(filled.pk)
+
+
+def _plan_indexes(plan: dict, found: set) -> set:
+    if plan.get("Actual Loops") and "Index Name" in plan:
+        found.add(plan["Index Name"])
+    for child in plan.get("Plans", []):
+        _plan_indexes(child, found)
+    return found
+
+
+@pytest.mark.parametrize("query", ["rolout", "globex deploy stp", "canary number 7"])
+def test_the_lexical_arm_reads_the_banks_own_indexes_and_answers_the_same(filled, query):
+    """Once the bank has its own lexical indexes its lexical arm reads them (no other bank's
+    rows) and returns the same rows as through the shared ones."""
+    kind = EntryKind.objects.get(bank=None, name="fact")
+    Entry.objects.bulk_create(  # enough rows that an index read is worth it to the planner
+        Entry(bank=filled, kind=kind, short_id=f"b{i:07x}", title=f"rollout wave {i} of globex")
+        for i in range(3000)
+    )
+    sql = search._statement(True, (), filled.pk, 80, search.LEXICAL_SCAN)
+    params = search._lexical_params(query)
+    before = sorted(fetch_prepared(sql, params))
+    ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+    with connection.cursor() as cur:
+        cur.execute("ANALYZE kb_entry")
+        cur.execute("SET LOCAL enable_seqscan = off")  # a 60-row table: make the plan show intent
+        cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        plan = cur.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    ran = _plan_indexes(plan[0]["Plan"], set())
+    own = set(lexical_indexes(filled.pk))
+    assert ran & own, ran
+    assert not {name for name in ran if name.startswith("kb_entry_")} - own - {"kb_entry_pkey"}, ran
+    assert sorted(fetch_prepared(sql, params)) == before
 
 
 def test_the_bank_query_uses_its_own_index_and_matches_exact(filled, other_bank):

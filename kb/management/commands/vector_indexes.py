@@ -8,7 +8,7 @@ from kb.services.vector_index import ensure_bank_vector_indexes, index_threshold
 class Command(KbCommand):
     help = (
         "Give every bank past KB_BANK_VECTOR_INDEX_AT vectors (or the named banks, with --force"
-        " regardless of size) its own HNSW indexes, built CONCURRENTLY."
+        " regardless of size) its own HNSW and lexical indexes, built CONCURRENTLY."
     )
     command_name = "vector_indexes"
 
