@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 from collections.abc import Iterator
 
 import networkx as nx
 import pytest
 from django.db import transaction
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from graph.curation.delete import delete_entry
@@ -27,19 +26,11 @@ from kb.errors import Conflict
 from kb.models import Bank, Entry, Operation
 from kb.services.bulk import export_lines, import_bank
 from kb.services.entries import clean_entry_data, create_entry, update_entry
+from tests.property_settings import property_settings
 
 pytestmark = pytest.mark.django_db
 
-PROPERTY = settings(
-    # KB_PROPERTY_EXAMPLES=500 searches deeper; the suite runs 25 per property. Shrinking a
-    # failure costs minutes (every step builds a bank), so it runs only with KB_PROPERTY_SHRINK=1.
-    max_examples=int(os.environ.get("KB_PROPERTY_EXAMPLES", "25")),
-    phases=[Phase.explicit, Phase.reuse, Phase.generate]
-    + ([Phase.shrink] if os.environ.get("KB_PROPERTY_SHRINK") else []),
-    deadline=None,
-    database=None,  # nothing written into the source tree
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+PROPERTY = property_settings(25, shrink_on_request=True)
 
 # Transitive (part_of, precedes) and non-transitive (cites, corrects, see_also) core relations.
 RELATIONS = ["part_of", "precedes", "cites", "corrects", "see_also"]

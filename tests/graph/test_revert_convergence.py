@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 
 import pytest
 from django.db import transaction
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from graph.curation.delete import delete_entry
@@ -20,17 +19,11 @@ from graph.edges.links import link, retype, unlink
 from kb.errors import Conflict, InvalidInput, KbError, NotFound
 from kb.models import Bank, Operation
 from kb.services.entries import clean_entry_data, create_entry
+from tests.property_settings import property_settings
 
 pytestmark = pytest.mark.django_db
 
-PROPERTY = settings(
-    max_examples=int(os.environ.get("KB_PROPERTY_EXAMPLES", "30")),
-    phases=[Phase.explicit, Phase.reuse, Phase.generate]
-    + ([Phase.shrink] if os.environ.get("KB_PROPERTY_SHRINK") else []),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+PROPERTY = property_settings(30, shrink_on_request=True)
 RELATIONS = ["see_also", "cites", "part_of"]
 N = 5
 _banks = itertools.count(1)

@@ -14,14 +14,13 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import itertools
-import os
 from collections.abc import Iterator
 
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from graph.edges.links import believed_q, valid_q
@@ -29,15 +28,11 @@ from graph.models import Edge, EdgeType
 from graph.traversal import reads, walk
 from graph.traversal.walk import Limits, Step, approx_tokens, traverse
 from kb.models import Bank, Entry, EntryKind
+from tests.property_settings import property_settings
 
 pytestmark = pytest.mark.django_db
 
-PROPERTY = settings(
-    max_examples=int(os.environ.get("KB_PROPERTY_EXAMPLES", "40")),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+PROPERTY = property_settings(40)
 RELATIONS = ["cites", "see_also", "part_of"]
 PAST, FUTURE = dt.datetime(2020, 1, 1, tzinfo=dt.UTC), dt.datetime(2999, 1, 1, tzinfo=dt.UTC)
 VALIDITY = [(None, None), (None, None), (None, None), (None, PAST), (FUTURE, None)]

@@ -12,28 +12,23 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from unittest import mock
 
 import pytest
 from django.db import connection, transaction
 from django.utils import timezone
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from graph.models import Edge, EdgeType
 from graph.traversal import reads as reads_module
 from graph.traversal.reads import EdgeReads
 from kb.models import Bank, Entry, EntryKind
+from tests.property_settings import property_settings
 
 pytestmark = pytest.mark.django_db
 
-PROPERTY = settings(
-    max_examples=int(os.environ.get("KB_PROPERTY_EXAMPLES", "40")),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+PROPERTY = property_settings(40)
 RELATIONS = ["cites", "see_also"]
 KINDS = ["fact", "service"]
 _banks = itertools.count(1)

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 from collections.abc import Iterator
 
 import pytest
 from django.db import transaction
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from graph.actions.traverse import TraverseGraph
@@ -30,15 +29,11 @@ from kb.actions.base import Caller
 from kb.errors import Conflict
 from kb.models import Bank, Entry
 from kb.services.entries import clean_entry_data, create_entry
+from tests.property_settings import property_settings
 
 pytestmark = pytest.mark.django_db
 
-PROPERTY = settings(
-    max_examples=int(os.environ.get("KB_PROPERTY_EXAMPLES", "25")),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+PROPERTY = property_settings(25)
 RELATIONS = ["part_of", "cites", "see_also", "owned_by"]
 # Valid intervals: mostly open; some ended, some not begun yet, some around now.
 VALIDITY = [

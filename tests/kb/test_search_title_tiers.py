@@ -7,26 +7,21 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
 
 import pytest
 from django.db import connection, transaction
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kb.models import Bank, Entry, EntryKind
 from kb.prepared import fetch_prepared
 from kb.services import search
+from tests.property_settings import property_settings
 
 pytestmark = pytest.mark.django_db
 
-PROPERTY = settings(
-    max_examples=int(os.environ.get("KB_PROPERTY_EXAMPLES", "40")),
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+PROPERTY = property_settings(40)
 # Words sharing many trigrams (so titles and typos land on both sides of the threshold).
 WORDS = ["data", "date", "update", "ledger", "pledge", "payment", "pay", "ment", "kube", "proxy"]
 _banks = itertools.count(1)
