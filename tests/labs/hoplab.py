@@ -301,13 +301,16 @@ def build_tasks(bank: Bank, count: int, seed: int = 7, crowd: Crowd | None = Non
     """Write ``count`` synthetic tasks (A, B, a tangent and distractors) into ``bank``."""
     crowd = crowd or Crowd()
     rng = random.Random(seed)
+    # B's proof token: unguessable from the question, but the same for the same seed (drawn
+    # at random per run it moved B's vector, and with it the lab's figures, run to run).
+    tokens = random.Random(f"proof-{seed}")
     tasks = []
     with audit.acting_as("hop_lab"), transaction.atomic():
         for i in range(count):
             system = SYSTEMS[i % len(SYSTEMS)]
             action, action_title = ACTIONS[(i // len(SYSTEMS) + i) % len(ACTIONS)]
             code = f"{CODENAMES[i % len(CODENAMES)]}-{i}"
-            token = f"PROOF-{secrets.token_hex(3).upper()}"
+            token = f"PROOF-{tokens.getrandbits(24):06X}"
 
             def make(title, content, kind="fact", **extra):
                 data = {
