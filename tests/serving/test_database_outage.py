@@ -155,21 +155,23 @@ class Traffic:
         return threads
 
 
+OUTAGE_ENV = {
+    "KB_DATABASE_NAME": "kb_outage",
+    "KB_DB_POOL_TIMEOUT": "2",
+    "KB_DB_CONNECT_TIMEOUT": "2",
+    "KB_UNAVAILABLE_RETRY_AFTER": "3",
+    "KB_LOG_FORMAT": "json",
+    # Six agents write without pause, and a slow stop of the server keeps the database up well
+    # into the "down" phase: the default 120 writes a minute then answers 429, which this test
+    # is not about. The limit is still counted (a statement that must fail cleanly while the
+    # database is down), only never reached.
+    "KB_RATE_LIMIT_WRITES_PER_MINUTE": "1000000",
+}
+
+
 def test_database_stopped_under_load_answers_503_and_recovers():
     data_dir = ROOT / f".pgoutage-{uuid.uuid4().hex[:8]}"
-    env = base_env(
-        KB_PGDATA=str(data_dir),
-        KB_DATABASE_NAME="kb_outage",
-        KB_DB_POOL_TIMEOUT="2",
-        KB_DB_CONNECT_TIMEOUT="2",
-        KB_UNAVAILABLE_RETRY_AFTER="3",
-        KB_LOG_FORMAT="json",
-        # Six agents write without pause, and a slow stop of the server keeps the database up
-        # well into the "down" phase: the default 120 writes a minute then answers 429, which
-        # this test is not about. The limit is still counted (a statement that must fail
-        # cleanly while the database is down), only never reached.
-        KB_RATE_LIMIT_WRITES_PER_MINUTE="1000000",
-    )
+    env = base_env(KB_PGDATA=str(data_dir), **OUTAGE_ENV)
     web = None
     try:
         _copy_test_database(_server(env, "start"), "kb_outage")
