@@ -1,7 +1,5 @@
 """Per-bank vector indexes (issue 12 item 3) and the query-embedding cache (item 4)."""
 
-import json
-
 import pytest
 from django.db import connection
 
@@ -18,6 +16,7 @@ from kb.services.vector_index import (
     index_name,
     lexical_indexes,
 )
+from tests.plans import analyzed_plan, indexes_read
 
 pytestmark = pytest.mark.django_db
 
@@ -57,14 +56,6 @@ def test_a_bank_gets_its_own_indexes_only_past_the_threshold(filled, settings):
     assert len(drop_bank_vector_indexes(filled.pk)) == 7 and not existing_indexes(filled.pk)
 
 
-def _plan_indexes(plan: dict, found: set) -> set:
-    if plan.get("Actual Loops") and "Index Name" in plan:
-        found.add(plan["Index Name"])
-    for child in plan.get("Plans", []):
-        _plan_indexes(child, found)
-    return found
-
-
 @pytest.mark.parametrize("query", ["rolout", "globex deploy stp", "canary number 7"])
 def test_the_lexical_arm_reads_the_banks_own_indexes_and_answers_the_same(filled, query):
     """Once the bank has its own lexical indexes its lexical arm reads them (no other bank's
@@ -80,11 +71,8 @@ def test_the_lexical_arm_reads_the_banks_own_indexes_and_answers_the_same(filled
     ensure_bank_vector_indexes(filled, force=True, concurrently=False)
     with connection.cursor() as cur:
         cur.execute("ANALYZE kb_entry")
-        cur.execute("SET LOCAL enable_seqscan = off")  # a 60-row table: make the plan show intent
-        cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
-        plan = cur.fetchone()[0]
-    plan = json.loads(plan) if isinstance(plan, str) else plan
-    ran = _plan_indexes(plan[0]["Plan"], set())
+        cur.execute("SET LOCAL enable_seqscan = off")  # a small table: make the plan show intent
+    ran = indexes_read(analyzed_plan(sql, params))
     own = set(lexical_indexes(filled.pk))
     assert ran & own, ran
     assert not {name for name in ran if name.startswith("kb_entry_")} - own - {"kb_entry_pkey"}, ran
