@@ -85,6 +85,11 @@ PER_NODE_LIMIT = 10_000
 _ENDS = {"out": ("from_entry_id", "to_entry_id"), "in": ("to_entry_id", "from_entry_id")}
 
 
+def _ways(direction: str, both: tuple[str, str] = ("out", "in")) -> tuple[str, ...]:
+    """The ways an edge is crossed for ``direction``: itself, or ``both``'s two in that order."""
+    return both if direction == "both" else (direction,)
+
+
 def id_array(ids: Iterable[int]) -> str:
     """``ids`` as one PostgreSQL array literal, for a ``%s::bigint[]`` parameter."""
     return "{" + ",".join(map(str, ids)) + "}"
@@ -242,7 +247,7 @@ class EdgeReads:
         read a node's incoming and outgoing edges; an outgoing one whose far end is in the
         level (it is read as that node's incoming edge) is left out, so none comes twice."""
         branches, args = [], [nodes]
-        for way in ("in", "out") if direction == "both" else (direction,):
+        for way in _ways(direction, ("in", "out")):
             near, far = _ENDS[way]
             branch = (
                 f'SELECT {_SELECT} FROM "graph_edge" WHERE {where} AND "graph_edge"."{near}" = n.id'
@@ -270,7 +275,7 @@ class EdgeReads:
         """The edges of every node of the level by ``= ANY``, planned as if all were read
         (``OFFSET 0`` keeps the outer ``LIMIT`` from the plan)."""
         parts, args = [], list(params)
-        for way in ("out", "in") if direction == "both" else (direction,):
+        for way in _ways(direction):
             near, far = _ENDS[way]
             kind, kind_args = self._far_kind(far)
             parts.append(f'("graph_edge"."{near}" = ANY(%s::bigint[]){kind})')
@@ -324,7 +329,7 @@ class EdgeReads:
         where, params = self.where(type_ids)
         skipped, excluding = id_array(skip_edges), _not_in(reached.count(",") + 1)
         probes, args = [], []
-        for way in ("out", "in") if direction == "both" else (direction,):
+        for way in _ways(direction):
             near, far = _ENDS[way]
             probe = f'SELECT 1 FROM "graph_edge" WHERE {where} AND "graph_edge"."{near}" = n.id'
             args += params

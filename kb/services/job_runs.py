@@ -16,9 +16,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from django.db import connection
 from django.utils import timezone
 
+from kb.locks import session_lock
 from kb.models import Job, JobStatus, Operation
 
 FINISHED = (JobStatus.SUCCEEDED, JobStatus.FAILED)
@@ -38,14 +38,10 @@ def job_run(job_id: int) -> Iterator[Job | None]:
     if job is None or job.status in FINISHED:
         yield None
         return
-    key = [_LOCK_NAMESPACE, job_id % 2**31]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", key)
-        held = cursor.fetchone()[0]
-    if not held:
-        yield None
-        return
-    try:
+    with session_lock(_LOCK_NAMESPACE, job_id) as held:
+        if not held:
+            yield None
+            return
         job.refresh_from_db()
         if job.status in FINISHED:
             yield None
@@ -60,10 +56,6 @@ def job_run(job_id: int) -> Iterator[Job | None]:
             job.result["note"] = INTERRUPTED_NOTE
         job.save(update_fields=["attempts", "status", "started_at", "result"])
         yield job
-    finally:
-        if connection.connection is not None and not connection.needs_rollback:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", key)
 
 
 def committed_operation(job: Job, kind: str, reason: str) -> Operation | None:

@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection
 
+from kb.locks import session_lock
 from kb.models import Bank
 
 DIMENSIONS = ("content", "useful_for", "context")
+_LOCK_NAMESPACE = 0x1DE7  # advisory-lock namespace of index builds (second key: the bank id)
 
 
 def index_threshold() -> int:
@@ -64,16 +66,26 @@ class BankIndexReport:
     created: list[str]
     present: list[str]
     seconds: float
+    busy: bool = False  # another session was building this bank's indexes: none built here
+
+
+def _own_indexes(bank_id: int) -> dict[str, bool]:
+    """The bank's own indexes in the catalogue: name → usable. An index is unusable while a
+    ``CREATE INDEX CONCURRENTLY`` builds it, and stays so when that build failed (a worker
+    killed, a cancelled statement): PostgreSQL keeps it, never reads it, and ``IF NOT
+    EXISTS`` would skip it forever."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT c.relname, i.indisvalid AND i.indisready FROM pg_index i"
+            " JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = ANY(%s)",
+            [_own_index_names(bank_id)],
+        )
+        return dict(cur.fetchall())
 
 
 def existing_indexes(bank_id: int) -> set[str]:
-    with connection.cursor() as cur:
-        cur.execute(
-            "SELECT indexname FROM pg_indexes WHERE tablename IN ('kb_entryembedding', 'kb_entry')"
-            " AND indexname = ANY(%s)",
-            [_own_index_names(bank_id)],
-        )
-        return {row[0] for row in cur.fetchall()}
+    """The bank's own indexes the planner can read (an invalid one is not counted)."""
+    return {name for name, usable in _own_indexes(bank_id).items() if usable}
 
 
 def bank_vector_count(bank_id: int, up_to: int | None = None) -> int:
@@ -101,44 +113,86 @@ def banks_needing_indexes(bank_ids) -> list[int]:
     ]
 
 
+def _definitions(bank_id: int) -> dict[str, str]:
+    """Every own index of the bank: name → ``table USING … WHERE …`` (``bank_id`` an integer
+    literal in DDL, never text from outside)."""
+    bank_id = int(bank_id)
+    wanted = {
+        index_name(bank_id, dim): f"kb_entryembedding USING hnsw ({dim} vector_cosine_ops)"
+        f" WITH (m = 16, ef_construction = 64) WHERE bank_id = {bank_id}"
+        for dim in DIMENSIONS
+    }
+    for name, using in lexical_indexes(bank_id).items():
+        wanted[name] = f"kb_entry USING {using}"
+    return wanted
+
+
 def ensure_bank_vector_indexes(
     bank: Bank, *, force: bool = False, concurrently: bool = True
 ) -> BankIndexReport:
     """Create the bank's own HNSW and lexical indexes once it holds
     ``KB_BANK_VECTOR_INDEX_AT`` vectors (or at once with ``force``). Idempotent; builds
     CONCURRENTLY so writes go on meanwhile (so it must run outside a transaction, as a Celery
-    task or a command does)."""
+    task or a command does). One session builds a bank's indexes at a time (another finds it
+    ``busy`` and leaves them); an unusable index left by a failed build is dropped and built
+    again."""
     started = time.perf_counter()
-    threshold = index_threshold()
-    vectors = bank_vector_count(bank.pk, up_to=threshold)
-    present = existing_indexes(bank.pk)
-    created = []
-    if force or vectors >= threshold:
-        bank_id = int(bank.pk)  # an integer literal in DDL, never text from outside
-        how = "CONCURRENTLY " if concurrently else ""
-        wanted = {
-            index_name(bank_id, dim): f"kb_entryembedding USING hnsw ({dim} vector_cosine_ops)"
-            f" WITH (m = 16, ef_construction = 64) WHERE bank_id = {bank_id}"
-            for dim in DIMENSIONS
-        }
-        for name, using in lexical_indexes(bank_id).items():
-            wanted[name] = f"kb_entry USING {using}"
-        for name, definition in wanted.items():
-            if name in present:
-                continue
-            with connection.cursor() as cur:
-                cur.execute(f"CREATE INDEX {how}IF NOT EXISTS {name} ON {definition}")
-            created.append(name)
+    vectors = bank_vector_count(bank.pk, up_to=index_threshold())
+    created: list[str] = []
+    with session_lock(_LOCK_NAMESPACE, bank.pk) as builder:
+        found = _own_indexes(bank.pk)
+        present = {name for name, usable in found.items() if usable}
+        if builder and (force or vectors >= index_threshold()):
+            how = "CONCURRENTLY " if concurrently else ""
+            for name, definition in _definitions(bank.pk).items():
+                if name in present:
+                    continue
+                with connection.cursor() as cur:
+                    if name in found:  # a failed build's leftover, never read by the planner
+                        cur.execute(f"DROP INDEX {how}IF EXISTS {name}")
+                    cur.execute(f"CREATE INDEX {how}IF NOT EXISTS {name} ON {definition}")
+                created.append(name)
     return BankIndexReport(
-        bank.slug, vectors, created, sorted(present), time.perf_counter() - started
+        bank.slug,
+        vectors,
+        created,
+        sorted(present),
+        time.perf_counter() - started,
+        busy=not builder,
     )
 
 
 def drop_bank_vector_indexes(bank_id: int) -> list[str]:
-    """Drop a bank's own indexes (a deleted bank, or to rebuild)."""
+    """Drop a bank's own indexes (a deleted bank, or to rebuild), usable or not."""
     dropped = []
-    for name in sorted(existing_indexes(int(bank_id))):
+    for name in sorted(_own_indexes(int(bank_id))):
         with connection.cursor() as cur:
             cur.execute(f"DROP INDEX IF EXISTS {name}")
+        dropped.append(name)
+    return dropped
+
+
+def orphan_indexes() -> dict[str, int]:
+    """Own indexes of banks that no longer exist (a bank deleted from a shell or a script:
+    the product archives banks, never deletes them): name → the bank id it names."""
+    prefixes = [name.removesuffix("_bank_0") for name in _own_index_names(0)]
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT c.relname, substring(c.relname FROM '_bank_([0-9]+)$')::bigint AS bank_id"
+            " FROM pg_class c WHERE c.relkind = 'i' AND c.relname ~ %s",
+            ["^(" + "|".join(prefixes) + ")_bank_[0-9]+$"],
+        )
+        found = dict(cur.fetchall())
+    alive = set(Bank.objects.filter(pk__in=set(found.values())).values_list("pk", flat=True))
+    return {name: bank_id for name, bank_id in sorted(found.items()) if bank_id not in alive}
+
+
+def drop_orphan_indexes(*, concurrently: bool = True) -> list[str]:
+    """Drop :func:`orphan_indexes` (CONCURRENTLY: no lock on the tables other banks read)."""
+    how = "CONCURRENTLY " if concurrently else ""
+    dropped = []
+    for name in orphan_indexes():
+        with connection.cursor() as cur:
+            cur.execute(f"DROP INDEX {how}IF EXISTS {name}")
         dropped.append(name)
     return dropped

@@ -1,7 +1,7 @@
 """Per-bank vector indexes (issue 12 item 3) and the query-embedding cache (item 4)."""
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 
 from kb.models import Entry, EntryKind
 from kb.prepared import fetch_prepared
@@ -9,12 +9,15 @@ from kb.services import embedding, search
 from kb.services.embedding import embed_entries, embed_query
 from kb.services.search import rank_candidates
 from kb.services.vector_index import (
+    _LOCK_NAMESPACE,
     banks_needing_indexes,
     drop_bank_vector_indexes,
+    drop_orphan_indexes,
     ensure_bank_vector_indexes,
     existing_indexes,
     index_name,
     lexical_indexes,
+    orphan_indexes,
 )
 from tests.plans import analyzed_plan, indexes_read
 
@@ -54,6 +57,55 @@ def test_a_bank_gets_its_own_indexes_only_past_the_threshold(filled, settings):
     assert ensure_bank_vector_indexes(filled, concurrently=False).created == []  # idempotent
     assert banks_needing_indexes([filled.pk]) == []
     assert len(drop_bank_vector_indexes(filled.pk)) == 7 and not existing_indexes(filled.pk)
+
+
+def _mark_unusable(name: str) -> None:
+    """What a ``CREATE INDEX CONCURRENTLY`` that failed half-way leaves: the index in the
+    catalogue, not valid, never read."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [name]
+        )
+
+
+def test_an_index_a_failed_build_left_is_built_again(filled):
+    ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+    broken = index_name(filled.pk, "content")
+    _mark_unusable(broken)
+    assert broken not in existing_indexes(filled.pk)  # not counted: the planner never reads it
+    assert banks_needing_indexes([filled.pk]) == []  # below the threshold: nothing asked
+    report = ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+    assert report.created == [broken] and broken not in report.present
+    assert broken in existing_indexes(filled.pk) and len(existing_indexes(filled.pk)) == 7
+    _mark_unusable(broken)
+    assert len(drop_bank_vector_indexes(filled.pk)) == 7  # the unusable one goes too
+
+
+def test_one_session_builds_a_banks_indexes_at_a_time(filled):
+    holder = connections.create_connection("default")  # a worker building them right now
+    try:
+        with holder.cursor() as cur:
+            cur.execute("SELECT pg_advisory_lock(%s, %s)", [_LOCK_NAMESPACE, filled.pk])
+        report = ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+        assert report.busy and report.created == [] and not existing_indexes(filled.pk)
+    finally:
+        holder.close()
+    report = ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+    assert not report.busy and len(report.created) == 7
+
+
+def test_a_deleted_banks_indexes_are_pruned_and_no_other(filled, other_bank):
+    ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+    ensure_bank_vector_indexes(other_bank, force=True, concurrently=False)
+    assert not set(orphan_indexes()) & set(lexical_indexes(filled.pk))  # both banks live
+    gone = filled.pk
+    Entry.objects.filter(bank=filled).delete()
+    filled.delete()
+    assert set(orphan_indexes()) == set(lexical_indexes(gone)) | {
+        index_name(gone, d) for d in ("content", "useful_for", "context")
+    }
+    assert len(drop_orphan_indexes(concurrently=False)) == 7 and orphan_indexes() == {}
+    assert len(existing_indexes(other_bank.pk)) == 7  # the live bank's are untouched
 
 
 @pytest.mark.parametrize("query", ["rolout", "globex deploy stp", "canary number 7"])

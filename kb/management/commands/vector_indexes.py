@@ -2,7 +2,11 @@ from django.core.management.base import CommandError
 
 from kb.management.commands._base import KbCommand
 from kb.models import Bank
-from kb.services.vector_index import ensure_bank_vector_indexes, index_threshold
+from kb.services.vector_index import (
+    drop_orphan_indexes,
+    ensure_bank_vector_indexes,
+    index_threshold,
+)
 
 
 class Command(KbCommand):
@@ -15,6 +19,11 @@ class Command(KbCommand):
     def add_arguments(self, parser):
         parser.add_argument("banks", nargs="*", help="Bank slugs (default: every bank).")
         parser.add_argument("--force", action="store_true", help="Build even below the threshold.")
+        parser.add_argument(
+            "--prune",
+            action="store_true",
+            help="Also drop the own indexes of banks that no longer exist.",
+        )
 
     def handle_kb(self, *args, **options):
         banks = Bank.objects.all()
@@ -27,10 +36,15 @@ class Command(KbCommand):
         for bank in banks:
             report = ensure_bank_vector_indexes(bank, force=options["force"])
             created += len(report.created)
+            if report.busy:
+                self.stdout.write(f"{bank.slug}: another session is building its indexes; left.")
             if report.created:
                 self.stdout.write(
                     f"{bank.slug}: built {', '.join(report.created)} in {report.seconds:.1f}s"
                 )
+        if options["prune"]:
+            dropped = drop_orphan_indexes()
+            self.stdout.write(f"{len(dropped)} index(es) of deleted banks dropped.")
         self.stdout.write(
             f"{created} index(es) built; threshold {index_threshold():,} vectors per bank."
         )
