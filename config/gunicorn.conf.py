@@ -63,11 +63,12 @@ def child_exit(server, worker):
 
 
 def post_worker_init(worker):
-    # Load the embedding model before this process takes requests, not on its first query.
+    # Load the embedding models (writes' and queries') before this process takes requests, not
+    # on its first query.
     if env["KB_WARM_EMBEDDER"]:
-        from kb.services.embedding import get_embedder
+        from kb.services.embedding import warm_up
 
         try:
-            get_embedder().embed(["warm up"])
+            warm_up()
         except Exception as exc:  # a remote embedder that is down must not stop the server
             worker.log.warning("embedder warm-up failed (first queries will retry): %s", exc)
