@@ -404,7 +404,8 @@ def warm_up(embedder: Embedder | None = None) -> None:
     web process's first query: 0.3–0.6 s). Nothing is cached."""
     embedder = embedder or get_embedder()
     embedder.embed(["warm up"])
-    _one_query(embedder, "warm up")
+    if hasattr(embedder, "embed_query_text"):  # a query path of its own (MiniLM's int8 model)
+        embedder.embed_query_text("warm up")
 
 
 def _one_query(embedder: Embedder, text: str) -> list[float]:
