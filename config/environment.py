@@ -128,7 +128,7 @@ VARIABLES: tuple[Variable, ...] = tuple(
         ("KB_WEB_MAX_CONNECTIONS", "int", 200, "Open connections per process past which uvicorn answers 503 at once."),
         ("KB_GUNICORN_LOG_LEVEL", "str", "info", "gunicorn's own log level."),
         ("KB_TORCH_THREADS", "int", 1, "torch threads per served process (sets `OMP_NUM_THREADS`)."),
-        ("KB_WARM_EMBEDDER", "bool", True, "Load the embedding model before a worker takes requests."),
+        ("KB_WARM_EMBEDDER", "bool", True, "Load both embedding models (writes' float, queries' int8) before a web worker takes requests."),
         ("PROMETHEUS_MULTIPROC_DIR", "path", None, "Metrics samples of the served processes (gunicorn sets `KB_RUNDIR/prometheus-<bind>`)."),
         ("KB_LOG_FORMAT", "str", "json", "`json` (one object a line with request id, actor, bank, operation) or `text`."),
         ("KB_LOG_LEVEL", "str", "INFO", "Level of the application's loggers."),

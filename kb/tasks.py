@@ -49,9 +49,14 @@ def run_import_job(self, job_id: int, restore_deleted: bool = False) -> str:
     return status
 
 
-@shared_task(name="kb.ensure_bank_vector_indexes", acks_late=True)
-def ensure_bank_vector_indexes_task(bank_id: int) -> list[str]:
-    """Give a bank past the threshold its own HNSW indexes (idempotent; CONCURRENTLY)."""
+@shared_task(
+    name="kb.ensure_bank_vector_indexes", acks_late=True, bind=True, max_retries=BUSY_RETRIES
+)
+def ensure_bank_vector_indexes_task(self, bank_id: int) -> list[str]:
+    """Give a bank past the threshold its own HNSW and lexical indexes (idempotent;
+    CONCURRENTLY). Found busy (another session builds them: a second job, or the statement of
+    a worker lost mid-build, which runs on until it ends), looked at again later (see
+    ``BUSY_RETRY_SECONDS``): what that build leaves unusable is then built here."""
     from django.db import connection
 
     from kb.models import Bank
@@ -60,4 +65,7 @@ def ensure_bank_vector_indexes_task(bank_id: int) -> list[str]:
     bank = Bank.objects.filter(pk=bank_id).first()
     if bank is None:
         return []
-    return ensure_bank_vector_indexes(bank, concurrently=not connection.in_atomic_block).created
+    report = ensure_bank_vector_indexes(bank, concurrently=not connection.in_atomic_block)
+    if report.busy and not self.request.is_eager:
+        raise self.retry(countdown=BUSY_RETRY_SECONDS)
+    return report.created

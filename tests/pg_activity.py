@@ -16,3 +16,32 @@ def other_sessions(condition: str, params: list | None = None) -> int:
             params or [],
         )
         return cursor.fetchone()[0]
+
+
+def holding_advisory_lock(namespace: int, key: int):
+    """A second session of the test database holding ``pg_advisory_lock(namespace, key)``, as
+    another worker would (a context manager). Leaving the block closes that session and waits
+    until its backend has exited and so released the lock: the server ends a backend after its
+    client is gone, not before ``close()`` returns."""
+    import contextlib
+    import time
+
+    from django.db import connections
+
+    @contextlib.contextmanager
+    def held():
+        holder = connections.create_connection("default")
+        try:
+            with holder.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_lock(%s, %s), pg_backend_pid()", [namespace, key]
+                )
+                pid = cursor.fetchone()[1]
+            yield holder
+        finally:
+            holder.close()
+        deadline = time.monotonic() + 10
+        while other_sessions("pid = %s", [pid]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    return held()

@@ -28,6 +28,9 @@ from kb.models import Bank
 
 DIMENSIONS = ("content", "useful_for", "context")
 _LOCK_NAMESPACE = 0x1DE7  # advisory-lock namespace of index builds (second key: the bank id)
+# The tables the own indexes are on, resolved as the DDL resolves them (the search path): a
+# same-named index of another schema is never counted, rebuilt or pruned.
+_ON_OUR_TABLES = "i.indrelid IN ('kb_entryembedding'::regclass, 'kb_entry'::regclass)"
 
 
 def index_threshold() -> int:
@@ -77,7 +80,8 @@ def _own_indexes(bank_id: int) -> dict[str, bool]:
     with connection.cursor() as cur:
         cur.execute(
             "SELECT c.relname, i.indisvalid AND i.indisready FROM pg_index i"
-            " JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = ANY(%s)",
+            " JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = ANY(%s)"
+            f" AND {_ON_OUR_TABLES}",
             [_own_index_names(bank_id)],
         )
         return dict(cur.fetchall())
@@ -138,28 +142,36 @@ def ensure_bank_vector_indexes(
     again."""
     started = time.perf_counter()
     vectors = bank_vector_count(bank.pk, up_to=index_threshold())
+    wanted = _definitions(bank.pk) if force or vectors >= index_threshold() else {}
     created: list[str] = []
-    with session_lock(_LOCK_NAMESPACE, bank.pk) as builder:
-        found = _own_indexes(bank.pk)
-        present = {name for name, usable in found.items() if usable}
-        if builder and (force or vectors >= index_threshold()):
-            how = "CONCURRENTLY " if concurrently else ""
-            for name, definition in _definitions(bank.pk).items():
-                if name in present:
-                    continue
-                with connection.cursor() as cur:
-                    if name in found:  # a failed build's leftover, never read by the planner
-                        cur.execute(f"DROP INDEX {how}IF EXISTS {name}")
-                    cur.execute(f"CREATE INDEX {how}IF NOT EXISTS {name} ON {definition}")
-                created.append(name)
+    busy = False
+    present = existing_indexes(bank.pk)
+    if set(wanted) - present:  # something to build: one builder at a time
+        with session_lock(_LOCK_NAMESPACE, bank.pk) as builder:
+            busy = not builder
+            if builder:
+                created = _build(bank.pk, wanted, concurrently)
     return BankIndexReport(
-        bank.slug,
-        vectors,
-        created,
-        sorted(present),
-        time.perf_counter() - started,
-        busy=not builder,
+        bank.slug, vectors, created, sorted(present), time.perf_counter() - started, busy
     )
+
+
+def _build(bank_id: int, wanted: dict[str, str], concurrently: bool) -> list[str]:
+    """Build those of ``wanted`` the bank lacks, or has unusable (a failed build's leftover,
+    never read by the planner: dropped first). Under the bank's build lock, so an unusable
+    index seen here is no other session's build in progress."""
+    found = _own_indexes(bank_id)
+    how = "CONCURRENTLY " if concurrently else ""
+    created = []
+    for name, definition in wanted.items():
+        if found.get(name):
+            continue
+        with connection.cursor() as cur:
+            if name in found:
+                cur.execute(f"DROP INDEX {how}IF EXISTS {name}")
+            cur.execute(f"CREATE INDEX {how}IF NOT EXISTS {name} ON {definition}")
+        created.append(name)
+    return created
 
 
 def drop_bank_vector_indexes(bank_id: int) -> list[str]:
@@ -179,7 +191,8 @@ def orphan_indexes() -> dict[str, int]:
     with connection.cursor() as cur:
         cur.execute(
             "SELECT c.relname, substring(c.relname FROM '_bank_([0-9]+)$')::bigint AS bank_id"
-            " FROM pg_class c WHERE c.relkind = 'i' AND c.relname ~ %s",
+            " FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            f" WHERE c.relname ~ %s AND {_ON_OUR_TABLES}",
             ["^(" + "|".join(prefixes) + ")_bank_[0-9]+$"],
         )
         found = dict(cur.fetchall())

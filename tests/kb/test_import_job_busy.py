@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from celery.exceptions import Retry
-from django.db import connections
 
 from kb.models import Entry, Job, JobStatus
 from kb.services.import_jobs import queue_import_job
 from kb.services.job_runs import _LOCK_NAMESPACE
 from kb.tasks import run_import_job
+from tests.pg_activity import holding_advisory_lock
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -28,16 +28,12 @@ def test_a_job_held_elsewhere_is_retried_then_runs(
     with django_capture_on_commit_callbacks(execute=False):  # the test delivers the task
         job = queue_import_job(bank, LINES, actor="agent:test")
     Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, attempts=1)
-    holder = connections.create_connection("default")  # the cancelled run's session
-    try:
-        with holder.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [_LOCK_NAMESPACE, job.pk])
+    with holding_advisory_lock(_LOCK_NAMESPACE, job.pk):  # the cancelled run's session
         with pytest.raises(Retry):
             run_import_job(job.pk)  # as a worker delivers it: not eager
         job.refresh_from_db()
         assert (job.status, job.attempts) == ("running", 1)  # left alone, not dropped
-    finally:
-        holder.close()  # the session ends: its lock goes with it
+    # the session ended: its lock went with it
     assert run_import_job(job.pk) == JobStatus.SUCCEEDED
     job.refresh_from_db()
     assert job.attempts == 2 and job.result["interrupted_attempts"] == 1

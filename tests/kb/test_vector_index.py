@@ -1,7 +1,8 @@
 """Per-bank vector indexes (issue 12 item 3) and the query-embedding cache (item 4)."""
 
 import pytest
-from django.db import connection, connections
+from celery.exceptions import Retry
+from django.db import connection
 
 from kb.models import Entry, EntryKind
 from kb.prepared import fetch_prepared
@@ -19,6 +20,8 @@ from kb.services.vector_index import (
     lexical_indexes,
     orphan_indexes,
 )
+from kb.tasks import ensure_bank_vector_indexes_task
+from tests.pg_activity import holding_advisory_lock
 from tests.plans import analyzed_plan, indexes_read
 
 pytestmark = pytest.mark.django_db
@@ -68,12 +71,14 @@ def _mark_unusable(name: str) -> None:
         )
 
 
-def test_an_index_a_failed_build_left_is_built_again(filled):
-    ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+def test_an_index_a_failed_build_left_is_built_again(filled, settings):
+    settings.KB_BANK_VECTOR_INDEX_AT = 20
+    ensure_bank_vector_indexes(filled, concurrently=False)
+    assert banks_needing_indexes([filled.pk]) == []
     broken = index_name(filled.pk, "content")
     _mark_unusable(broken)
     assert broken not in existing_indexes(filled.pk)  # not counted: the planner never reads it
-    assert banks_needing_indexes([filled.pk]) == []  # below the threshold: nothing asked
+    assert banks_needing_indexes([filled.pk]) == [filled.pk]  # so the next job builds it
     report = ensure_bank_vector_indexes(filled, force=True, concurrently=False)
     assert report.created == [broken] and broken not in report.present
     assert broken in existing_indexes(filled.pk) and len(existing_indexes(filled.pk)) == 7
@@ -82,16 +87,26 @@ def test_an_index_a_failed_build_left_is_built_again(filled):
 
 
 def test_one_session_builds_a_banks_indexes_at_a_time(filled):
-    holder = connections.create_connection("default")  # a worker building them right now
-    try:
-        with holder.cursor() as cur:
-            cur.execute("SELECT pg_advisory_lock(%s, %s)", [_LOCK_NAMESPACE, filled.pk])
+    with holding_advisory_lock(_LOCK_NAMESPACE, filled.pk):  # a worker building them now
         report = ensure_bank_vector_indexes(filled, force=True, concurrently=False)
         assert report.busy and report.created == [] and not existing_indexes(filled.pk)
-    finally:
-        holder.close()
     report = ensure_bank_vector_indexes(filled, force=True, concurrently=False)
     assert not report.busy and len(report.created) == 7
+
+
+def test_a_bank_with_all_its_indexes_takes_no_lock(filled):
+    ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+    with holding_advisory_lock(_LOCK_NAMESPACE, filled.pk):
+        report = ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+        assert not report.busy and report.created == [] and len(report.present) == 7
+
+
+def test_the_index_job_finding_the_bank_busy_looks_again_later(filled, settings):
+    """As a worker runs it (not eager): retried, not acknowledged with the indexes missing."""
+    settings.KB_BANK_VECTOR_INDEX_AT = 20
+    with holding_advisory_lock(_LOCK_NAMESPACE, filled.pk), pytest.raises(Retry):
+        ensure_bank_vector_indexes_task(filled.pk)
+    assert len(ensure_bank_vector_indexes_task(filled.pk)) == 7
 
 
 def test_a_deleted_banks_indexes_are_pruned_and_no_other(filled, other_bank):
@@ -101,10 +116,12 @@ def test_a_deleted_banks_indexes_are_pruned_and_no_other(filled, other_bank):
     gone = filled.pk
     Entry.objects.filter(bank=filled).delete()
     filled.delete()
-    assert set(orphan_indexes()) == set(lexical_indexes(gone)) | {
+    own = set(lexical_indexes(gone)) | {
         index_name(gone, d) for d in ("content", "useful_for", "context")
     }
-    assert len(drop_orphan_indexes(concurrently=False)) == 7 and orphan_indexes() == {}
+    assert {name for name, bank_id in orphan_indexes().items() if bank_id == gone} == own
+    assert own <= set(drop_orphan_indexes(concurrently=False))
+    assert not set(orphan_indexes()) & own
     assert len(existing_indexes(other_bank.pk)) == 7  # the live bank's are untouched
 
 
