@@ -46,6 +46,23 @@ def acting_as(actor: str, reason: str = "") -> Iterator[AuditContext]:
 
 
 @contextlib.contextmanager
+def restored() -> Iterator[None]:
+    """Whatever the block sets with :func:`rebind`, the context before it comes back when
+    the block ends, by return or by exception (a request's actor never outlives it)."""
+    token = _current.set(_current.get())
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def rebind(actor: str) -> None:
+    """Attribute the rest of the enclosing :func:`restored` block's changes to ``actor`` (for
+    a caller known only part-way through the block, as a request after authentication)."""
+    _current.set(replace(_current.get(), actor=actor))
+
+
+@contextlib.contextmanager
 def within(op) -> Iterator[AuditContext]:
     """Bind the audit context to the open operation ``op`` (its id, bank, actor and reason):
     every history row written inside the block records it. Used by the unit of work."""

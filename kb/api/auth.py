@@ -89,16 +89,15 @@ def bank_for(request, slug: str, scope: str = Scope.READ) -> Bank:
 
 
 class AuditedViewMixin:
-    """Attribute every write of the request to the authenticated caller."""
+    """Attribute every write of the request to the authenticated caller: the actor is bound
+    once authentication is done (``initial``) and unbound when the view is left, however it
+    is left (a view that raised past ``finalize_response`` once left its caller bound to the
+    thread's context, where the next request served by that thread found it)."""
+
+    def dispatch(self, request, *args, **kwargs):
+        with audit.restored():
+            return super().dispatch(request, *args, **kwargs)
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        self._audit_cm = audit.acting_as(actor_for(request))
-        self._audit_cm.__enter__()
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        cm = getattr(self, "_audit_cm", None)
-        if cm is not None:
-            cm.__exit__(None, None, None)
-            self._audit_cm = None
-        return super().finalize_response(request, response, *args, **kwargs)
+        audit.rebind(actor_for(request))

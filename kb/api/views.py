@@ -165,6 +165,10 @@ class ImportView(BankAPIView):
 
 
 class JobView(AuditedViewMixin, APIView):
+    """A job's status, phase and progress (imports, embedding, layouts, extraction, gap
+    reports, merge proposals): a token sees the jobs of the banks it holds, staff every job;
+    else 404."""
+
     @extend_schema(
         responses={200: schemas.JobSerializer, 404: schemas.ErrorEnvelope},
         summary=JobStatusAction.summary,

@@ -53,3 +53,26 @@ def test_any_other_escaping_error_is_still_a_500_in_the_envelope(bank, monkeypat
     response = asyncio.run(client.get("/api/v1/banks/acme/stale"))
     assert response.status_code == 500
     assert response.json()["error"]["code"] == "internal_error"
+
+
+@pytest.mark.django_db
+def test_a_view_left_by_an_error_leaves_no_actor_bound(bank, monkeypatch):
+    """The caller's actor is unbound however the view is left: a view that raised past
+    ``finalize_response`` once left it bound to the thread's context, where the next request
+    that thread served (a staff page, a command) wrote history rows in that agent's name."""
+    from kb import audit
+    from kb.services.tokens import create_token
+
+    _, raw = create_token("leaky", [bank], "read")
+    seen = []
+
+    def broken(view, request, response, *args, **kwargs):
+        seen.append(audit.current().actor)  # bound while the view ran
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(StaleEntriesView, "finalize_response", broken)
+    before = audit.current()
+    client = Client(raise_request_exception=False, headers={"Authorization": f"Bearer {raw}"})
+    assert client.get("/api/v1/banks/acme/stale").status_code == 500
+    assert seen == ["agent:leaky"]
+    assert audit.current() == before  # same thread, same context: nothing left behind
