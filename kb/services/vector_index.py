@@ -150,28 +150,36 @@ def ensure_bank_vector_indexes(
         with session_lock(_LOCK_NAMESPACE, bank.pk) as builder:
             busy = not builder
             if builder:
-                created = _build(bank.pk, wanted, concurrently)
+                created = _build(bank, wanted, concurrently)
     return BankIndexReport(
         bank.slug, vectors, created, sorted(present), time.perf_counter() - started, busy
     )
 
 
-def _build(bank_id: int, wanted: dict[str, str], concurrently: bool) -> list[str]:
+def _build(bank: Bank, wanted: dict[str, str], concurrently: bool) -> list[str]:
     """Build those of ``wanted`` the bank lacks, or has unusable (a failed build's leftover,
     never read by the planner: dropped first). Under the bank's build lock, so an unusable
-    index seen here is no other session's build in progress."""
-    found = _own_indexes(bank_id)
+    index seen here is no other session's build in progress. A ``vector_indexes`` job row
+    shows the builds (minutes for a large bank's HNSW indexes) on the jobs page, the job API
+    and ``manage.py jobs``, one phase per index."""
+    from kb.audit import current
+    from kb.services.job_progress import tracked_job
+
+    found = _own_indexes(bank.pk)
+    todo = {name: definition for name, definition in wanted.items() if not found.get(name)}
+    if not todo:
+        return []
     how = "CONCURRENTLY " if concurrently else ""
-    created = []
-    for name, definition in wanted.items():
-        if found.get(name):
-            continue
-        with connection.cursor() as cur:
-            if name in found:
-                cur.execute(f"DROP INDEX {how}IF EXISTS {name}")
-            cur.execute(f"CREATE INDEX {how}IF NOT EXISTS {name} ON {definition}")
-        created.append(name)
-    return created
+    with tracked_job(bank, "vector_indexes", actor=current().actor) as (job, progress):
+        for done, (name, definition) in enumerate(todo.items()):
+            progress.phase(f"building {name}", total=len(todo), done=done)
+            with connection.cursor() as cur:
+                if name in found:
+                    cur.execute(f"DROP INDEX {how}IF EXISTS {name}")
+                cur.execute(f"CREATE INDEX {how}IF NOT EXISTS {name} ON {definition}")
+        job.result = {"built": list(todo), "rebuilt": sorted(set(todo) & set(found))}
+        progress(len(todo), len(todo))
+    return list(todo)
 
 
 def drop_bank_vector_indexes(bank_id: int) -> list[str]:

@@ -4,10 +4,11 @@ import pytest
 from celery.exceptions import Retry
 from django.db import connection
 
-from kb.models import Entry, EntryKind
+from kb.models import Entry, EntryKind, Job
 from kb.prepared import fetch_prepared
 from kb.services import embedding, search
 from kb.services.embedding import embed_entries, embed_query
+from kb.services.job_progress import JobProgress
 from kb.services.search import rank_candidates
 from kb.services.vector_index import (
     _LOCK_NAMESPACE,
@@ -81,6 +82,8 @@ def test_an_index_a_failed_build_left_is_built_again(filled, settings):
     assert banks_needing_indexes([filled.pk]) == [filled.pk]  # so the next job builds it
     report = ensure_bank_vector_indexes(filled, force=True, concurrently=False)
     assert report.created == [broken] and broken not in report.present
+    job = Job.objects.filter(bank=filled, kind="vector_indexes").order_by("-pk").first()
+    assert job.result == {"built": [broken], "rebuilt": [broken]}
     assert broken in existing_indexes(filled.pk) and len(existing_indexes(filled.pk)) == 7
     _mark_unusable(broken)
     assert len(drop_bank_vector_indexes(filled.pk)) == 7  # the unusable one goes too
@@ -107,6 +110,31 @@ def test_the_index_job_finding_the_bank_busy_looks_again_later(filled, settings)
     with holding_advisory_lock(_LOCK_NAMESPACE, filled.pk), pytest.raises(Retry):
         ensure_bank_vector_indexes_task(filled.pk)
     assert len(ensure_bank_vector_indexes_task(filled.pk)) == 7
+
+
+def test_index_builds_show_as_a_job_with_a_phase_per_index(filled):
+    phases = []
+    real = JobProgress._write
+
+    def watched(progress, done, total):
+        phases.append((progress.current, done, total))
+        real(progress, done, total)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(JobProgress, "_write", watched)
+        report = ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+    job = Job.objects.get(bank=filled, kind="vector_indexes")
+    assert (job.status, job.phase, job.progress_done, job.progress_total) == (
+        "succeeded",
+        "done",
+        7,
+        7,
+    )
+    assert job.result == {"built": report.created, "rebuilt": []} and len(report.created) == 7
+    assert [phase for phase, _, _ in phases[:7]] == [f"building {n}" for n in report.created]
+    assert [done for _, done, _ in phases[:7]] == list(range(7))
+    ensure_bank_vector_indexes(filled, force=True, concurrently=False)  # nothing to build
+    assert Job.objects.filter(bank=filled, kind="vector_indexes").count() == 1  # no empty job
 
 
 def test_a_deleted_banks_indexes_are_pruned_and_no_other(filled, other_bank):
