@@ -65,7 +65,8 @@ def ensure_bank_vector_indexes_task(self, bank_id: int) -> list[str]:
     bank = Bank.objects.filter(pk=bank_id).first()
     if bank is None:
         return []
-    report = ensure_bank_vector_indexes(bank, concurrently=not connection.in_atomic_block)
+    with audit.acting_as("celery:vector_indexes"):
+        report = ensure_bank_vector_indexes(bank, concurrently=not connection.in_atomic_block)
     if report.busy and not self.request.is_eager:
         raise self.retry(countdown=BUSY_RETRY_SECONDS)
     return report.created

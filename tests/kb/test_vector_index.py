@@ -110,6 +110,7 @@ def test_the_index_job_finding_the_bank_busy_looks_again_later(filled, settings)
     with holding_advisory_lock(_LOCK_NAMESPACE, filled.pk), pytest.raises(Retry):
         ensure_bank_vector_indexes_task(filled.pk)
     assert len(ensure_bank_vector_indexes_task(filled.pk)) == 7
+    assert Job.objects.get(bank=filled, kind="vector_indexes").actor == "celery:vector_indexes"
 
 
 def test_index_builds_show_as_a_job_with_a_phase_per_index(filled):
