@@ -137,11 +137,12 @@ def test_the_tiers_indexes_hold_the_titles_the_search_says():
     "query, tier", [("dta", 16), ("kubeproxy ledgr", 40), ("payment ledger pledge updat", None)]
 )
 def test_a_query_reads_no_title_index_but_its_tiers(bank, query, tier):
-    """3,000 titles sharing the query's trigrams: a query may read its own tier's index or
-    the index of every title, never a smaller tier's (which lacks titles it can match); a
-    one-word query reads the short titles' index. (Which of the two a longer query's branch
-    reads is PostgreSQL's choice: the 40-trigram index holds most of these titles, so it
-    costs about what the whole one does.)"""
+    """3,000 titles sharing the query's trigrams: a query may read its own tier's index, a
+    larger tier's or the index of every title, never a smaller tier's (which lacks titles it
+    can match); a one-word query reads a tier's index, not only the index of every title.
+    (Which of them a branch reads is PostgreSQL's choice, by statistics that earlier tests'
+    committed rows move: the 16-trigram branch read the 40-trigram index once in a whole-suite
+    run, correct and a little slower.)"""
     kind = EntryKind.objects.get(bank=None, name="fact")
     rng = random.Random(7)
     Entry.objects.bulk_create(
@@ -166,7 +167,10 @@ def test_a_query_reads_no_title_index_but_its_tiers(bank, query, tier):
     sql = search._statement(True, (), bank.pk, 80, search.LEXICAL_SCAN)
     read = indexes_read(analyzed_plan(sql, search._lexical_params(query)))
     ran = {name for name in read if name.startswith("kb_entry_title_trgm")}
-    own = f"kb_entry_title_trgm_{tier}" if tier else "kb_entry_title_trgm"
-    assert ran <= {own, "kb_entry_title_trgm"}
+    whole = "kb_entry_title_trgm"
+    allowed = {whole} | {
+        f"kb_entry_title_trgm_{k}" for k, _ in search.TITLE_TRIGRAM_TIERS if tier and k >= tier
+    }
+    assert ran <= allowed, ran
     if tier == 16:
-        assert ran == {own}
+        assert ran - {whole}, ran
