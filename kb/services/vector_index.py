@@ -171,6 +171,7 @@ def _build(bank: Bank, wanted: dict[str, str], concurrently: bool) -> list[str]:
         return []
     how = "CONCURRENTLY " if concurrently else ""
     with tracked_job(bank, "vector_indexes", actor=current().actor) as (job, progress):
+        _close_interrupted(bank, job)
         for done, (name, definition) in enumerate(todo.items()):
             progress.phase(f"building {name}", total=len(todo), done=done)
             with connection.cursor() as cur:
@@ -180,6 +181,27 @@ def _build(bank: Bank, wanted: dict[str, str], concurrently: bool) -> list[str]:
         job.result = {"built": list(todo), "rebuilt": sorted(set(todo) & set(found))}
         progress(len(todo), len(todo))
     return list(todo)
+
+
+def _close_interrupted(bank: Bank, job) -> None:
+    """Earlier index jobs of the bank still marked running lost their process (a killed
+    worker or command: its statement may have run on, but nothing marks its row). Under the
+    bank's build lock no live build can be running, so they are marked failed, naming the job
+    that finishes their work."""
+    from django.utils import timezone
+
+    from kb.models import Job, JobStatus
+
+    note = (
+        f"Interrupted: its process ended before it finished; job {job.public_id} builds the rest."
+    )
+    Job.objects.filter(bank=bank, kind="vector_indexes", status=JobStatus.RUNNING).exclude(
+        pk=job.pk
+    ).update(
+        status=JobStatus.FAILED,
+        errors=[{"line": None, "message": note}],
+        finished_at=timezone.now(),
+    )
 
 
 def drop_bank_vector_indexes(bank_id: int) -> list[str]:

@@ -138,6 +138,27 @@ def test_index_builds_show_as_a_job_with_a_phase_per_index(filled):
     assert Job.objects.filter(bank=filled, kind="vector_indexes").count() == 1  # no empty job
 
 
+def test_an_index_job_whose_process_died_is_closed_by_the_next_build(filled, other_bank):
+    """A killed worker's job row stays running (nothing marks it; its statement may even run
+    on to the end); the next build, holding the bank's lock, marks it failed and names
+    itself. Another bank's running index job is not touched."""
+    from django.utils import timezone
+
+    def running(bank):
+        return Job.objects.create(
+            bank=bank, kind="vector_indexes", status="running", started_at=timezone.now()
+        )
+
+    dead, elsewhere = running(filled), running(other_bank)
+    ensure_bank_vector_indexes(filled, force=True, concurrently=False)
+    new = Job.objects.filter(bank=filled, kind="vector_indexes").exclude(pk=dead.pk).get()
+    dead.refresh_from_db()
+    assert dead.status == "failed" and dead.finished_at is not None
+    assert new.public_id in dead.errors[0]["message"] and new.status == "succeeded"
+    elsewhere.refresh_from_db()
+    assert elsewhere.status == "running"
+
+
 def test_a_deleted_banks_indexes_are_pruned_and_no_other(filled, other_bank):
     ensure_bank_vector_indexes(filled, force=True, concurrently=False)
     ensure_bank_vector_indexes(other_bank, force=True, concurrently=False)

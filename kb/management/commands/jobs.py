@@ -35,6 +35,7 @@ class Command(BaseCommand):
         if job.result:
             self.stdout.write(f"result: {job.result}")
         for error in job.errors[:20]:
-            self.stdout.write(f"error: line {error.get('line')}: {error.get('message')}")
+            where = f"line {error['line']}: " if error.get("line") is not None else ""
+            self.stdout.write(f"error: {where}{error.get('message')}")
         if wait and job.status == JobStatus.FAILED:
             raise CommandError(f"Job {public_id} failed.")
