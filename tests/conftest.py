@@ -85,3 +85,27 @@ def _rate_limits_off(settings):
     test (tests/kb/test_tokens.py) sets them."""
     settings.KB_RATE_LIMIT_PER_MINUTE = 0
     settings.KB_RATE_LIMIT_WRITES_PER_MINUTE = 0
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_session_outlives_the_suite(django_db_setup, django_db_blocker):
+    """Before the test database is dropped, wait (up to 30 s) for the sessions of the worker,
+    web and MCP processes the suite started to end, then end those left: a process's backend
+    exits after the process does (a SIGKILLed worker's even runs its statement on), and one
+    still connected made the drop fail ("database … is being accessed by other users")."""
+    import time
+
+    from django.db import connection
+
+    from tests.pg_activity import other_sessions
+
+    yield
+    with django_db_blocker.unblock():
+        deadline = time.monotonic() + 30
+        while other_sessions("TRUE") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
