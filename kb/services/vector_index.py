@@ -141,8 +141,9 @@ def ensure_bank_vector_indexes(
     ``busy`` and leaves them); an unusable index left by a failed build is dropped and built
     again."""
     started = time.perf_counter()
-    vectors = bank_vector_count(bank.pk, up_to=index_threshold())
-    wanted = _definitions(bank.pk) if force or vectors >= index_threshold() else {}
+    threshold = index_threshold()
+    vectors = bank_vector_count(bank.pk, up_to=threshold)
+    wanted = _definitions(bank.pk) if force or vectors >= threshold else {}
     created: list[str] = []
     busy = False
     present = existing_indexes(bank.pk)
@@ -206,12 +207,16 @@ def _close_interrupted(bank: Bank, job) -> None:
 
 def drop_bank_vector_indexes(bank_id: int) -> list[str]:
     """Drop a bank's own indexes (a deleted bank, or to rebuild), usable or not."""
-    dropped = []
-    for name in sorted(_own_indexes(int(bank_id))):
+    return _drop(sorted(_own_indexes(int(bank_id))), concurrently=False)
+
+
+def _drop(names: list[str], *, concurrently: bool) -> list[str]:
+    """``DROP INDEX`` each of ``names`` (our own index names, never text from outside)."""
+    how = "CONCURRENTLY " if concurrently else ""
+    for name in names:
         with connection.cursor() as cur:
-            cur.execute(f"DROP INDEX IF EXISTS {name}")
-        dropped.append(name)
-    return dropped
+            cur.execute(f"DROP INDEX {how}IF EXISTS {name}")
+    return names
 
 
 def orphan_indexes() -> dict[str, int]:
@@ -232,10 +237,4 @@ def orphan_indexes() -> dict[str, int]:
 
 def drop_orphan_indexes(*, concurrently: bool = True) -> list[str]:
     """Drop :func:`orphan_indexes` (CONCURRENTLY: no lock on the tables other banks read)."""
-    how = "CONCURRENTLY " if concurrently else ""
-    dropped = []
-    for name in orphan_indexes():
-        with connection.cursor() as cur:
-            cur.execute(f"DROP INDEX {how}IF EXISTS {name}")
-        dropped.append(name)
-    return dropped
+    return _drop(list(orphan_indexes()), concurrently=concurrently)
