@@ -96,6 +96,29 @@ def celery_worker_process(django_db_setup, django_db_blocker):
             print("worker output:\n" + output[-4000:])
 
 
+@pytest.fixture(autouse=True)
+def _worker_idle_before_the_flush(celery_worker_process):
+    """After each test, wait until the worker has no task queued and no open transaction
+    (for half a second in a row, up to a minute): what a test's writes queued after the
+    awaited job (the entries' vectors, a layout refresh) otherwise ran while the test's
+    teardown truncated every table, and the two deadlocked once."""
+    from tests.pg_activity import other_sessions
+
+    yield
+    queue = redis.Redis.from_url(BROKER)
+    name = celery_app.conf.task_default_queue
+    deadline, quiet_since = time.monotonic() + 60, None
+    while time.monotonic() < deadline:
+        busy = queue.llen(name) or other_sessions("state <> 'idle'")
+        if busy:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= 0.5:
+            return
+        time.sleep(0.05)
+
+
 def _reset_celery_caches() -> None:
     """Celery caches queues, routes and the connection pool on first use; drop them so a
     configuration change (broker, default queue) takes effect in this process."""
